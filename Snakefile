@@ -1,0 +1,23 @@
+# pinbench: thread-placement campaigns with rigorous statistics.
+# This file is a table of contents; the stages live in rules/, the logic in affinity/ and stats/.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+include: "rules/common.smk"
+include: "rules/topology.smk"
+include: "rules/build.smk"
+include: "rules/placement.smk"
+include: "rules/measure.smk"
+include: "rules/analyse.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True
+
+
+onsuccess:
+    print_summaries()

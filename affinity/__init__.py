@@ -1,0 +1,1 @@
+"""pinbench affinity: hwloc topology, placement strategies, the pinned launcher."""

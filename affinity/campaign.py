@@ -1,0 +1,206 @@
+"""A campaign file: validation against the JSON schema, then the checks a schema cannot make.
+
+Every problem becomes one :class:`ConfigError` whose message names the field,
+e.g. ``benchmarks.triad.timeout_s: -1 is less than or equal to the minimum of 0``.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from affinity import strategies
+from affinity.topology import Topology, TopologyError, is_synthetic, load
+
+#: Variables the launcher owns; a campaign may not set them.
+RESERVED_ENV = frozenset({"OMP_NUM_THREADS", "OMP_PLACES", "OMP_PROC_BIND",
+                          "OMP_DISPLAY_AFFINITY", "OMP_AFFINITY_FORMAT", "GOMP_CPU_AFFINITY",
+                          "KMP_AFFINITY"})
+BUILD_FIELDS = {"cc", "cflags", "ldflags", "source", "output"}
+RUN_FIELDS = {"binary", "input"}
+
+
+class ConfigError(ValueError):
+    """A campaign file is wrong; the message is one line naming the field."""
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A machine of the campaign and the thread counts it runs."""
+
+    name: str
+    spec: str  #: "auto", an XML path or a synthetic string (presets resolved)
+    topology: Topology
+    measure: bool
+    threads: tuple[int, ...]
+
+
+def _with_defaults(validator_class):
+    """A validator class that also fills in schema defaults, as Snakemake's ``validate`` does."""
+    validate_props = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for key, sub in properties.items():
+                if "default" in sub and key not in instance:
+                    instance[key] = sub["default"]
+        yield from validate_props(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+def _where(path) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+def schema_error(error: jsonschema.ValidationError) -> str:
+    """One line for a schema violation: the field, then the problem."""
+    where = _where(error.absolute_path)
+    if "propertyNames" in error.schema_path:
+        return (f"{where}: name {error.instance!r} is not allowed (use 1-64 letters, digits, "
+                "'_', '.' or '-', starting with a letter or digit; names become path parts)")
+    return f"{where}: {error.message}"
+
+
+def validate_schema(config: dict, schema_path: Path) -> dict:
+    """Check ``config`` against the schema, fill defaults in place, and return it."""
+    schema = yaml.safe_load(schema_path.read_text())
+    validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is not None:
+        raise ConfigError(schema_error(error))
+    return config
+
+
+def _placeholders(template: str, where: str) -> set[str]:
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc} in {template!r}") from None
+
+
+def _check_template(template: str, allowed: set[str], where: str) -> set[str]:
+    used = _placeholders(template, where)
+    unknown = used - allowed
+    if unknown:
+        raise ConfigError(f"{where}: unknown placeholder {{{sorted(unknown)[0]}}} "
+                          f"(known: {', '.join('{%s}' % a for a in sorted(allowed))})")
+    return used
+
+
+def _check_regex(pattern: str | None, where: str, groups: int = 0) -> None:
+    if pattern is None:
+        return
+    try:
+        compiled = re.compile(pattern, re.MULTILINE)
+    except re.error as exc:
+        raise ConfigError(f"{where}: invalid regular expression ({exc})") from None
+    if compiled.groups < groups:
+        raise ConfigError(f"{where}: the regular expression needs a group capturing the seconds")
+
+
+def _check_env(env: dict, where: str) -> None:
+    owned = sorted(set(env) & RESERVED_ENV)
+    if owned:
+        raise ConfigError(f"{where}.{owned[0]}: set by the launcher for each strategy; "
+                          "a campaign may not set it")
+
+
+def _check_benchmarks(config: dict, root: Path) -> None:
+    for name, bench in config["benchmarks"].items():
+        where = f"benchmarks.{name}"
+        used = _check_template(bench["build"], BUILD_FIELDS, f"{where}.build")
+        if "source" in used:
+            if "source" not in bench:
+                raise ConfigError(f"{where}.source: required by the build command")
+            if not (root / bench["source"]).is_file():
+                raise ConfigError(f"{where}.source: {bench['source']} does not exist")
+        if "output" not in used:
+            raise ConfigError(f"{where}.build: must write the binary to {{output}}")
+        if "binary" not in _check_template(bench["run"], RUN_FIELDS, f"{where}.run"):
+            raise ConfigError(f"{where}.run: must start the built {{binary}}")
+        _check_regex(bench["validate"], f"{where}.validate")
+        _check_regex(bench["time_regex"], f"{where}.time_regex", groups=1)
+        _check_env(bench["env"], f"{where}.env")
+
+
+def resolve_topology(spec: str, presets: Path, root: Path) -> str:
+    """A topology value with presets expanded and relative XML paths made absolute."""
+    if spec == "auto" or is_synthetic(spec):
+        return spec
+    preset = presets / f"{spec}.yaml"
+    if re.fullmatch(r"[A-Za-z0-9_-]+", spec):
+        if not preset.is_file():
+            known = ", ".join(sorted(p.stem for p in presets.glob("*.yaml")))
+            raise ConfigError(f"no machine preset {spec!r} (presets: {known})")
+        return yaml.safe_load(preset.read_text())["topology"]
+    path = Path(spec) if Path(spec).is_absolute() else root / spec
+    return str(path)
+
+
+def _machines(config: dict, presets: Path, root: Path) -> dict[str, Machine]:
+    machines = {}
+    for name, entry in config["machines"].items():
+        where = f"machines.{name}"
+        try:
+            spec = resolve_topology(entry["topology"], presets, root)
+            topo = load(spec)
+        except (ConfigError, TopologyError) as exc:
+            raise ConfigError(f"{where}.topology: {exc}") from None
+        measure = entry.get("measure", spec == "auto")
+        if measure and spec != "auto":
+            raise ConfigError(f"{where}.measure: only a machine with topology \"auto\" is "
+                              "measured here; other topologies are planned (placements only)")
+        pus = len(topo.placeable)
+        threads = []
+        for count in config["threads"]:
+            count = pus if count == "all" else count
+            if count > pus:
+                raise ConfigError(f"threads: {count} threads exceed the {pus} placeable PUs "
+                                  f"of machine {name!r}")
+            if count not in threads:
+                threads.append(count)
+        machines[name] = Machine(name, spec, topo, measure, tuple(threads))
+    return machines
+
+
+def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
+    """Validate a campaign config (filling defaults) and resolve its machines.
+
+    ``root`` is the workflow's directory: it holds ``config/schema.yaml`` and
+    the presets, and relative paths in the campaign are read from it.
+    """
+    validate_schema(config, root / "config" / "schema.yaml")
+    unknown = [s for s in config["strategies"] if s not in strategies.KNOWN]
+    if unknown:
+        raise ConfigError(f"strategies: unknown strategy {unknown[0]!r} "
+                          f"(known: {', '.join(strategies.KNOWN)})")
+    if config["baseline"] not in config["strategies"]:
+        raise ConfigError(f"baseline: {config['baseline']!r} is not one of the campaign's strategies")
+    _check_env(config["env"], "env")
+    _check_benchmarks(config, root)
+    return config, _machines(config, root / "config" / "machines", root)
+
+
+def default_config(root: Path) -> dict:
+    """The default campaign, ``config/config.yaml``: the bundled benchmarks on this machine."""
+    return yaml.safe_load((root / "config" / "config.yaml").read_text())
+
+
+def build_command(config: dict, bench: str, output: str) -> str:
+    """The shell command that builds one benchmark into ``output``."""
+    entry = config["benchmarks"][bench]
+    fields = {key: value for key, value in config["compiler"].items()}
+    fields.update(output=shlex.quote(output), source=shlex.quote(entry.get("source", "")))
+    return entry["build"].format(**fields)
+
+
+def run_argv(config: dict, bench: str, binary: str) -> list[str]:
+    """The argument vector of one run (no shell, so the launcher times the program itself)."""
+    entry = config["benchmarks"][bench]
+    return shlex.split(entry["run"].format(binary=shlex.quote(binary), input=entry["input"]))

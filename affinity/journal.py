@@ -1,0 +1,75 @@
+"""An append-only journal of finished runs, so a killed campaign loses nothing.
+
+One JSON object per line. The first line is a header holding a fingerprint
+of everything that defines the measurement (binary, command, environment,
+placements, order); each later line is one finished run, written, flushed and
+fsynced before the next run starts. A line cut short by a kill is dropped on
+the next open. A journal whose fingerprint differs from the job's belongs to
+another measurement: it is set aside (renamed), never mixed in.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Journal:
+    """Finished runs of one measurement job, keyed by (strategy, repetition)."""
+
+    def __init__(self, path: Path, fingerprint: str):
+        self.path = path
+        self.fingerprint = fingerprint
+        self.runs: dict[tuple[str, int], dict] = {}
+        self.set_aside: Path | None = None  #: where a stale journal went, if any
+        self._open()
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lines = self._read_complete_lines()
+        if lines and json.loads(lines[0]).get("fingerprint") != self.fingerprint:
+            self.set_aside = self.path.with_name(
+                f"{self.path.name}.stale-{time.strftime('%Y%m%dT%H%M%S')}")
+            os.replace(self.path, self.set_aside)
+            lines = []
+        if not lines:
+            header = {"fingerprint": self.fingerprint, "created": time.time()}
+            self._write(json.dumps(header), mode="w")
+            _fsync_dir(self.path.parent)
+            return
+        for line in lines[1:]:
+            run = json.loads(line)
+            self.runs[(run["strategy"], run["repetition"])] = run
+
+    def _read_complete_lines(self) -> list[str]:
+        """The journal's whole lines; a torn last line is cut off the file."""
+        if not self.path.exists():
+            return []
+        data = self.path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
+            with self.path.open("r+b") as handle:
+                handle.truncate(end)
+                os.fsync(handle.fileno())
+        lines = data[:end].decode().splitlines()
+        return [line for line in lines if line.strip()]
+
+    def _write(self, line: str, mode: str = "a") -> None:
+        with self.path.open(mode) as handle:
+            handle.write(line + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def append(self, run: dict) -> None:
+        """Record one finished run durably before anything else happens."""
+        self._write(json.dumps(run))
+        self.runs[(run["strategy"], run["repetition"])] = run

@@ -1,0 +1,69 @@
+"""Check that every OpenMP thread ran where the placement said.
+
+The launcher asks the runtime to print each thread's binding with
+``OMP_DISPLAY_AFFINITY=TRUE`` and ``OMP_AFFINITY_FORMAT`` (OpenMP 5.0). libgomp
+writes those lines to stderr as CPU ranges (``0-3``), LLVM's libomp to stdout
+as lists (``0,1,2,3``); both are read. A runtime that silently drops an
+invalid place (and runs the thread on CPU 0) shows up as a mismatch.
+"""
+from __future__ import annotations
+
+import re
+
+TOKEN = "pinbench-affinity"
+#: The format given to the runtime: thread number, then its affinity set.
+AFFINITY_FORMAT = f"{TOKEN} %n %A"
+_LINE = re.compile(rf"^{TOKEN} (\d+) ([0-9,\-]+)\s*$", re.MULTILINE)
+
+OK, MISMATCH, MISSING, NOT_BOUND = "ok", "mismatch", "missing", "n/a"
+
+
+def parse_cpu_list(text: str) -> frozenset[int]:
+    """``"0-2,5"`` -> {0, 1, 2, 5}."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        if not part:
+            continue
+        low, _, high = part.partition("-")
+        cpus.update(range(int(low), int(high or low) + 1))
+    return frozenset(cpus)
+
+
+def observed_binding(output: str) -> dict[int, frozenset[int]]:
+    """Thread number -> set of CPUs, from the runtime's affinity display lines.
+
+    A thread reported twice keeps the union of its sets, so a change of
+    binding during the run cannot pass for a correct one.
+    """
+    seen: dict[int, frozenset[int]] = {}
+    for match in _LINE.finditer(output):
+        thread, cpus = int(match.group(1)), parse_cpu_list(match.group(2))
+        seen[thread] = seen.get(thread, frozenset()) | cpus
+    return seen
+
+
+def verify(planned: list[int] | None, observed: dict[int, frozenset[int]]) -> str:
+    """``ok`` when thread i ran on exactly ``planned[i]`` for every i.
+
+    ``n/a`` for an unbound run, ``missing`` when some thread reported nothing
+    (the runtime ignored the request, or the program ran no parallel region),
+    ``mismatch`` otherwise.
+    """
+    if planned is None:
+        return NOT_BOUND
+    if any(i not in observed for i in range(len(planned))):
+        return MISSING
+    if set(observed) != set(range(len(planned))):
+        return MISMATCH
+    good = all(observed[i] == {pu} for i, pu in enumerate(planned))
+    return OK if good else MISMATCH
+
+
+def format_binding(observed: dict[int, frozenset[int]]) -> str:
+    """Compact text of an observed binding: ``0:1 1:0`` or ``0:0-1 1:0-1``."""
+    def cpus(s: frozenset[int]) -> str:
+        items = sorted(s)
+        if len(items) > 1 and items == list(range(items[0], items[-1] + 1)):
+            return f"{items[0]}-{items[-1]}"
+        return ",".join(map(str, items))
+    return " ".join(f"{t}:{cpus(observed[t])}" for t in sorted(observed))

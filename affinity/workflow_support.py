@@ -1,0 +1,68 @@
+"""Small functions the Snakefile calls: job specs, wildcard patterns, plans, stale locks."""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+from pathlib import Path
+
+from affinity import campaign
+from affinity.placement import describe
+
+_SESSION_LOCK: list[int] = []  # the open descriptor, held for the life of the process
+
+
+def alternatives(names) -> str:
+    """A wildcard constraint matching exactly the given names."""
+    return "|".join(re.escape(name) for name in names)
+
+
+def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str) -> str:
+    """The JSON job description that ``python -m affinity.measure --spec`` reads."""
+    entry = config["benchmarks"][bench]
+    return json.dumps({
+        "machine": machine, "benchmark": bench, "threads": threads,
+        "argv": campaign.run_argv(config, bench, binary),
+        "env": config["env"] | entry["env"],
+        "validate": entry["validate"], "time_regex": entry["time_regex"],
+        "timeout_s": entry["timeout_s"], "repetitions": config["repetitions"],
+        "seed": config["seed"], "order": config["order"], "strategies": config["strategies"],
+    }, sort_keys=True)
+
+
+def write_plan(placement_files, output: str) -> None:
+    """A readable list of every placement of a machine, grouped by benchmark and threads."""
+    lines, last = [], None
+    for path in map(Path, placement_files):
+        group = f"{path.parent.parent.name}, {path.parent.name[1:]} threads"
+        if group != last:
+            lines.append(f"{group}:")
+            last = group
+        lines.append("  " + describe(json.loads(path.read_text())))
+    Path(output).write_text("\n".join(lines) + "\n")
+
+
+def clear_stale_locks(state_dir: str = ".snakemake") -> bool:
+    """Remove Snakemake's directory locks left by a killed run, so the next call resumes.
+
+    A Snakemake killed with SIGKILL leaves its locks behind, and the next call
+    would refuse to start until ``--unlock``. Every pinbench Snakemake holds an
+    ``flock`` on ``.snakemake/pinbench-session.lock`` for its whole life (the
+    kernel drops it when the process dies), so when this process can take it,
+    no other pinbench Snakemake is alive here and any lock left is stale.
+    Returns True when locks were removed.
+    """
+    lock_dir = Path(state_dir) / "locks"
+    Path(state_dir).mkdir(exist_ok=True)
+    fd = os.open(Path(state_dir) / "pinbench-session.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return False
+    _SESSION_LOCK.append(fd)
+    stale = list(lock_dir.glob("*.lock")) if lock_dir.is_dir() else []
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return bool(stale)

@@ -1,0 +1,9 @@
+rule build:
+    output:
+        f"{RESULTS}/{{machine}}/bin/{{bench}}",
+    params:
+        cmd=lambda wildcards, output: campaign.build_command(config, wildcards.bench, output[0]),
+    log:
+        f"{RESULTS}/{{machine}}/logs/build/{{bench}}.log",
+    shell:
+        "({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}"

@@ -1,0 +1,66 @@
+# Validates the campaign before any job runs, and holds every input function.
+import shlex
+import sys
+
+sys.path.insert(0, workflow.basedir)
+
+from affinity import campaign, workflow_support
+from affinity.seeding import derive_seed
+
+if "campaign" not in config:  # no --configfile: the default campaign, with any --config on top
+    config = campaign.default_config(Path(workflow.basedir)) | config
+try:
+    config, MACHINES = campaign.load_campaign(config, Path(workflow.basedir))
+except campaign.ConfigError as exc:
+    sys.exit(f"config error: {exc}")
+
+RESULTS = f"results/{config['campaign']}"
+PY = f"PYTHONPATH={shlex.quote(workflow.basedir)} {shlex.quote(sys.executable)}"
+STRATEGIES = config["strategies"]
+MEASURED = [m for m in MACHINES.values() if m.measure]
+PLANNED = [m for m in MACHINES.values() if not m.measure]
+workflow_support.clear_stale_locks()
+
+
+wildcard_constraints:
+    machine=workflow_support.alternatives(MACHINES),
+    bench=workflow_support.alternatives(config["benchmarks"]),
+    n=r"\d+",
+
+
+def placement_files(wildcards):
+    """The placement file of every strategy for one (machine, benchmark, threads)."""
+    return expand(
+        f"{RESULTS}/{wildcards.machine}/placements/{wildcards.bench}/t{wildcards.n}/{{strategy}}.json",
+        strategy=STRATEGIES,
+    )
+
+
+def random_seed(wildcards):
+    """The seed of the random strategy's placements for one cell."""
+    return derive_seed(config["seed"], "random", wildcards.machine, wildcards.bench, wildcards.n)
+
+
+def measured_runs():
+    """Runs tables of every measured (machine, benchmark, threads)."""
+    return [
+        f"{RESULTS}/{m.name}/runs/{bench}/t{n}.csv"
+        for m in MEASURED
+        for bench in config["benchmarks"]
+        for n in m.threads
+    ]
+
+
+def all_targets():
+    """What `all` builds: the runs table and summary, and the plan of unmeasured machines."""
+    targets = [f"{RESULTS}/{m.name}/plan.txt" for m in PLANNED]
+    if MEASURED:
+        targets += [f"{RESULTS}/runs.csv", f"{RESULTS}/summary.txt"]
+    return targets
+
+
+def print_summaries():
+    """Print the cell summary and the plans at the end of a successful run."""
+    for target in all_targets():
+        if target.endswith(".txt") and Path(target).exists():
+            print(f"\n== {target}\n{Path(target).read_text()}")

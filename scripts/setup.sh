@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what pinbench needs and is missing: Debian packages (when root; otherwise it says
+# which to install) and a virtual environment .venv with the pinned Python dependencies.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v lstopo-no-graphics >/dev/null || missing+=(hwloc-nox)
+command -v gcc >/dev/null || missing+=(gcc)
+command -v make >/dev/null || missing+=(make)
+command -v clang >/dev/null || missing+=(clang)
+# clang's OpenMP runtime (libomp): a tiny OpenMP program must link
+if command -v clang >/dev/null &&
+   ! printf 'int main(void){\n#pragma omp parallel\n;return 0;}\n' |
+     clang -fopenmp -x c - -o /dev/null 2>/dev/null; then
+  missing+=(libomp-dev)
+elif ! command -v clang >/dev/null; then
+  missing+=(libomp-dev)
+fi
+python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
+
+if ((${#missing[@]})); then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "pinbench setup: installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "pinbench setup: please install these Debian packages first: ${missing[*]}" >&2
+    echo "  sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "pinbench setup: creating .venv"
+  python3 -m venv .venv
+fi
+if [ ! -f .venv/.installed ] || [ requirements.txt -nt .venv/.installed ]; then
+  echo "pinbench setup: installing Python dependencies (requirements.txt)"
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+  touch .venv/.installed
+fi

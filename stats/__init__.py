@@ -1,0 +1,1 @@
+"""pinbench statistics: run tables, per-cell summaries (and, later, the Speedup-Test)."""
