@@ -118,8 +118,10 @@ def _check_benchmarks(config: dict, root: Path) -> None:
         if "source" in used:
             if "source" not in bench:
                 raise ConfigError(f"{where}.source: required by the build command")
-            if not (root / bench["source"]).is_file():
+            source = root / bench["source"]  # an absolute path stays as it is
+            if not source.is_file():
                 raise ConfigError(f"{where}.source: {bench['source']} does not exist")
+            bench["source"] = str(source)
         if "output" not in used:
             raise ConfigError(f"{where}.build: must write the binary to {{output}}")
         if "binary" not in _check_template(bench["run"], RUN_FIELDS, f"{where}.run"):

@@ -135,8 +135,10 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
     result = run_once(job.argv, env, job.timeout_s, scratch)
     failure, validated, time_s, source = judge(job, result)
     observed = verify.observed_binding(result.stdout + "\n" + result.stderr)
-    if failure and result.stderr.strip():
-        failure += ": " + result.stderr.strip().splitlines()[-1][:200]
+    messages = [line for line in result.stderr.splitlines()
+                if line.strip() and not line.startswith(verify.TOKEN)]
+    if failure and messages:
+        failure += ": " + messages[-1][:200]
     return {
         "machine": job.machine, "benchmark": job.benchmark, "threads": job.threads,
         "strategy": strategy, "repetition": repetition, "order_index": order_index,

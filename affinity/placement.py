@@ -71,6 +71,22 @@ def describe(record: dict) -> str:
     return f"{record['strategy']:>10}: not bound (the OS decides)"
 
 
+def write_placements(topology: str, threads: int, names: list[str], outdir: Path,
+                     seed: int = 0, repetitions: int = 1, log: Path | None = None) -> list[dict]:
+    """Compute each named strategy's placement and write ``<outdir>/<strategy>.json``.
+
+    ``log``, when given, receives one :func:`describe` line per strategy.
+    """
+    topo = load(topology)
+    records = [make_placement(topo, name, threads, seed, repetitions) for name in names]
+    outdir.mkdir(parents=True, exist_ok=True)
+    for record in records:
+        (outdir / f"{record['strategy']}.json").write_text(json.dumps(record, indent=1) + "\n")
+    if log:
+        log.write_text("".join(describe(record) + "\n" for record in records))
+    return records
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write the placement file of each named strategy into a directory."""
     parser = argparse.ArgumentParser(prog="python -m affinity.placement", description=main.__doc__)
@@ -83,16 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outdir", type=Path, required=True)
     args = parser.parse_args(argv)
     try:
-        topo = load(args.topology)
-        records = [make_placement(topo, s, args.threads, args.seed, args.repetitions)
-                   for s in args.strategies]
+        records = write_placements(args.topology, args.threads, args.strategies, args.outdir,
+                                   args.seed, args.repetitions)
     except (TopologyError, strategies.PlacementError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    args.outdir.mkdir(parents=True, exist_ok=True)
     for record in records:
-        path = args.outdir / f"{record['strategy']}.json"
-        path.write_text(json.dumps(record, indent=1) + "\n")
         print(describe(record))
     return 0
 

@@ -213,6 +213,17 @@ def load(spec: str) -> Topology:
     return parse_xml(topology_xml(spec), spec, restrict)
 
 
+def save(topo: Topology, path: Path, log: Path | None = None) -> None:
+    """Write a topology's hwloc XML, so later stages read exactly what was measured.
+
+    ``log``, when given, receives the one-line :meth:`Topology.summary`.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(topo.xml)
+    if log:
+        log.write_text(topo.summary() + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m affinity.topology SPEC [--out FILE]``: save or describe a topology."""
     parser = argparse.ArgumentParser(prog="python -m affinity.topology", description=main.__doc__)
@@ -225,8 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(topo.xml)
+        save(topo, args.out)
     print(topo.summary())
     return 0
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from affinity import campaign
-from affinity.placement import describe
+from affinity.placement import describe, write_placements
 
 _SESSION_LOCK: list[int] = []  # the open descriptor, held for the life of the process
 
@@ -29,6 +29,12 @@ def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: s
         "timeout_s": entry["timeout_s"], "repetitions": config["repetitions"],
         "seed": config["seed"], "order": config["order"], "strategies": config["strategies"],
     }, sort_keys=True)
+
+
+def place(topology: str, wildcards, params, first_output: str, log: str) -> None:
+    """The placement rule: every strategy's file for one (machine, benchmark, threads)."""
+    write_placements(topology, int(wildcards.n), params.strategies, Path(first_output).parent,
+                     params.seed, params.repetitions, Path(log))
 
 
 def write_plan(placement_files, output: str) -> None:

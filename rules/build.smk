@@ -5,5 +5,5 @@ rule build:
         cmd=lambda wildcards, output: campaign.build_command(config, wildcards.bench, output[0]),
     log:
         f"{RESULTS}/{{machine}}/logs/build/{{bench}}.log",
-    shell:
-        "({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}"
+    run:
+        shell("({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}")

@@ -4,7 +4,7 @@ import sys
 
 sys.path.insert(0, workflow.basedir)
 
-from affinity import campaign, workflow_support
+from affinity import campaign, topology, workflow_support
 from affinity.seeding import derive_seed
 
 if "campaign" not in config:  # no --configfile: the default campaign, with any --config on top

@@ -1,6 +1,7 @@
 # One job per (machine, benchmark, threads): every strategy x repetition, one run at a time.
-# It takes every core so that nothing else of the workflow runs beside it; the launcher also
-# holds a machine-wide lock and journals each finished run (see affinity/measure.py).
+# It takes every core so that nothing else of the workflow runs beside it. The launcher is a
+# process of its own: it holds a machine-wide lock and journals each finished run, so a killed
+# Snakemake neither loses runs nor lets a second measurement overlap an orphaned one.
 rule measure:
     input:
         binary=f"{RESULTS}/{{machine}}/bin/{{bench}}",
@@ -15,6 +16,8 @@ rule measure:
     threads: workflow.cores
     log:
         f"{RESULTS}/{{machine}}/logs/measure/{{bench}}/t{{n}}.log",
-    shell:
-        "{PY} -m affinity.measure --spec {params.spec:q} --placements {input.placements}"
-        " --journal {params.journal} --out {output} --log {log}"
+    run:
+        shell(
+            "{PY} -m affinity.measure --spec {params.spec:q} --placements {input.placements}"
+            " --journal {params.journal} --out {output} --log {log}"
+        )

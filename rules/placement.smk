@@ -7,16 +7,13 @@ rule placement:
             strategy=STRATEGIES,
         ),
     params:
-        strategies=STRATEGIES,
         seed=random_seed,
         repetitions=config["repetitions"],
-        outdir=lambda wildcards: f"{RESULTS}/{wildcards.machine}/placements/{wildcards.bench}/t{wildcards.n}",
+        strategies=STRATEGIES,
     log:
         f"{RESULTS}/{{machine}}/logs/placement/{{bench}}/t{{n}}.log",
-    shell:
-        "{PY} -m affinity.placement --topology {input} --threads {wildcards.n}"
-        " --strategies {params.strategies} --seed {params.seed}"
-        " --repetitions {params.repetitions} --outdir {params.outdir} > {log} 2>&1"
+    run:
+        workflow_support.place(input[0], wildcards, params, output[0], log[0])
 
 
 rule plan:

@@ -1,9 +1,7 @@
 rule topology:
     output:
         f"{RESULTS}/{{machine}}/topology.xml",
-    params:
-        spec=lambda wildcards: MACHINES[wildcards.machine].spec,
     log:
         f"{RESULTS}/{{machine}}/logs/topology.log",
-    shell:
-        "{PY} -m affinity.topology {params.spec:q} --out {output} > {log} 2>&1"
+    run:
+        topology.save(MACHINES[wildcards.machine].topology, Path(output[0]), Path(log[0]))

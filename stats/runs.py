@@ -77,7 +77,7 @@ def summary_text(rows: list[dict]) -> str:
         lines.append(f"{machine:<12} {bench:<14} {threads:>4} {strategy:<10} {cell.n:>4} "
                      f"{_num(cell.mean):>9} {_num(cell.median):>9} {_num(cell.variance):>10} "
                      f"{cell.failures:>6}  {check}")
-    failures = Counter((r["machine"], r["benchmark"], r["threads"], r["failure"])
+    failures = Counter((r["machine"], r["benchmark"], r["threads"], r["failure"].split(": ")[0])
                        for r in rows if not r["ok"])
     unverified = sum(r["verification"] in ("mismatch", "missing") for r in rows)
     lines.append("")

@@ -1,0 +1,108 @@
+"""Campaign validation: every bad config stops with one line naming the field."""
+import copy
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from affinity import campaign
+
+
+def base() -> dict:
+    return {
+        "campaign": "unit",
+        "machines": {"local": {"topology": "auto"}, "study": {"topology": "nehalem"}},
+        "benchmarks": {"spin": {"source": "tests/data/spin.c", "input": "10"}},
+        "threads": [1],
+    }
+
+
+def load(config):
+    return campaign.load_campaign(config, ROOT)
+
+
+def test_defaults_are_filled_and_machines_resolved():
+    config, machines = load(base())
+    assert config["repetitions"] == 35 and config["order"] == "interleaved"
+    assert config["strategies"] == ["os", "random", "compact", "scatter"]
+    assert config["compiler"] == {"cc": "gcc", "cflags": "-O2 -fopenmp", "ldflags": "-lm"}
+    assert config["benchmarks"]["spin"]["timeout_s"] == 300
+    assert machines["local"].measure and not machines["study"].measure
+    assert machines["study"].spec.startswith("Package:2")
+    assert campaign.run_argv(config, "spin", "bin/spin") == ["bin/spin", "10"]
+    assert campaign.build_command(config, "spin", "out dir/spin") == (
+        f"gcc -O2 -fopenmp -o 'out dir/spin' {ROOT}/tests/data/spin.c -lm")
+
+
+def test_all_threads_means_every_placeable_pu():
+    config = base() | {"threads": ["all", 1]}
+    _, machines = load(config)
+    assert machines["study"].threads == (8, 1)
+
+
+def edit(path, value):
+    config = base()
+    *parents, last = path
+    node = config
+    for key in parents:
+        node = node[key]
+    if value is DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return config
+
+
+DELETE = object()
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("campaign",), DELETE, "(top level): 'campaign' is a required property"),
+    (("campaign",), "../escape", "campaign: '../escape' does not match"),
+    (("repetitions",), 0, "repetitions: 0 is less than the minimum of 1"),
+    (("repetitions",), "many", "repetitions: 'many' is not of type 'integer'"),
+    (("order",), "random", "order: 'random' is not one of"),
+    (("surprise",), 1, "Additional properties are not allowed ('surprise' was unexpected)"),
+    (("threads",), [0], "threads.0: 0 is less than the minimum of 1"),
+    (("threads",), [9], "threads: 9 threads exceed the "),
+    (("strategies",), ["os", "lpgp"], "strategies: unknown strategy 'lpgp'"),
+    (("baseline",), "gp", "baseline: 'gp' is not one of the campaign's strategies"),
+    (("benchmarks", "spin", "timeout_s"), -1, "benchmarks.spin.timeout_s: -1 is less than or equal"),
+    (("benchmarks", "spin", "runn"), "x", "benchmarks.spin: Additional properties are not allowed"),
+    (("benchmarks", "spin", "source"), "nowhere.c", "benchmarks.spin.source: nowhere.c does not exist"),
+    (("benchmarks", "spin", "run"), "{binary} {size}", "benchmarks.spin.run: unknown placeholder {size}"),
+    (("benchmarks", "spin", "run"), "/bin/true", "benchmarks.spin.run: must start the built {binary}"),
+    (("benchmarks", "spin", "validate"), "([", "benchmarks.spin.validate: invalid regular expression"),
+    (("benchmarks", "spin", "time_regex"), "time", "benchmarks.spin.time_regex: the regular expression needs a group"),
+    (("benchmarks", "spin", "env"), {"OMP_PLACES": "cores"}, "benchmarks.spin.env.OMP_PLACES: set by the launcher"),
+    (("benchmarks", "../../etc"), {"source": "x.c"}, "benchmarks: name '../../etc' is not allowed"),
+    (("machines", "study", "topology"), "vax", "machines.study.topology: no machine preset 'vax'"),
+    (("machines", "study", "topology"), "Package:2 Bogus:1", "machines.study.topology: lstopo-no-graphics failed"),
+    (("machines", "study", "measure"), True, "machines.study.measure: only a machine with topology \"auto\""),
+    (("machines", "a b"), {"topology": "auto"}, "machines: name 'a b' is not allowed"),
+])
+def test_bad_config_is_refused_with_the_field_named(path, value, message):
+    with pytest.raises(campaign.ConfigError) as info:
+        load(edit(path, value))
+    text = str(info.value)
+    assert message in text and "\n" not in text
+
+
+def test_snakemake_stops_with_one_line(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("campaign: x\nmachines: {local: {topology: auto}}\n"
+                   "benchmarks: {spin: {source: tests/data/spin.c, timeout_s: -1}}\n")
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-s", str(ROOT / "Snakefile"),
+                           "--configfile", str(bad), "-d", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if "profile" not in line]
+    assert errors == ["config error: benchmarks.spin.timeout_s: -1 is less than or equal to "
+                      "the minimum of 0"], proc.stderr
+
+
+def test_the_default_campaign_is_valid():
+    config, machines = load(campaign.default_config(ROOT))
+    assert config["benchmarks"] and any(m.measure for m in machines.values())
+    assert copy.deepcopy(config) == config

@@ -1,0 +1,131 @@
+"""Real runs through the launcher: binding verification, failures, environment, journal."""
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from affinity import verify
+from affinity.journal import Journal
+from affinity.launcher import base_environment, run_once
+from affinity.measure import Job, measure_one, run_order
+
+TWO_PUS = sorted(os.sched_getaffinity(0))[:2]
+
+
+def job(binary: Path, placements: dict, **overrides) -> Job:
+    fields = dict(machine="local", benchmark="spin", threads=len(TWO_PUS),
+                  argv=[str(binary), "20"], env={}, validate="^validation: OK$", time_regex=None,
+                  timeout_s=20, repetitions=1, seed=1, order="interleaved", placements=placements)
+    fields.update(overrides)
+    return Job(**fields)
+
+
+def fixed(pus):
+    return {"strategy": "compact", "pus": pus}
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_pinned_run_is_verified(spin_binaries, tmp_path, cc):
+    planned = list(reversed(TWO_PUS))
+    row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}), "compact", 0, 0, tmp_path)
+    assert row["ok"] and row["verification"] == "ok", row
+    assert row["pus"] == " ".join(map(str, planned))
+    assert row["observed"] == " ".join(f"{t}:{pu}" for t, pu in enumerate(planned))
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_invalid_place_fails_verification_instead_of_running_silently(spin_binaries, tmp_path, cc):
+    """A PU the machine lacks: the runtime drops the place and runs on another CPU."""
+    missing_pu = max(os.sched_getaffinity(0)) + 5
+    planned = [TWO_PUS[0], missing_pu]
+    row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}), "compact", 0, 0, tmp_path)
+    assert row["verification"] == "mismatch", row
+    assert f"1:{missing_pu}" not in row["observed"]
+
+
+def test_os_runs_are_not_bound(spin_binaries, tmp_path):
+    row = measure_one(job(spin_binaries["gcc"], {"os": {"strategy": "os", "pus": None}}),
+                      "os", 0, 0, tmp_path)
+    assert row["ok"] and row["verification"] == "n/a" and row["pus"] == ""
+    assert row["observed"].startswith("0:")
+
+
+@pytest.mark.parametrize("args, overrides, failure", [
+    (["20", "crash"], {}, "exit status 3"),
+    (["20", "bad"], {}, "validation regex not found"),
+    (["20", "hang"], {"timeout_s": 0.5}, "timeout after 0.5 s"),
+    (["20"], {"time_regex": r"^no_such_line: (\S+)$"}, "time regex found no number"),
+])
+def test_failures_are_recorded_not_raised(spin_binaries, tmp_path, args, overrides, failure):
+    binary = str(spin_binaries["gcc"])
+    spec = job(binary, {"os": {"strategy": "os", "pus": None}}, argv=[binary, *args], **overrides)
+    row = measure_one(spec, "os", 0, 0, tmp_path)
+    assert not row["ok"] and row["failure"].startswith(failure)
+    assert row["wall_s"] < 10
+
+
+def test_time_regex_replaces_wall_time(spin_binaries, tmp_path):
+    binary = str(spin_binaries["gcc"])
+    spec = job(binary, {"os": {"strategy": "os", "pus": None}}, argv=[binary, "30"],
+               time_regex=r"^kernel_time_s: (\S+)$")
+    row = measure_one(spec, "os", 0, 0, tmp_path)
+    assert row["ok"] and row["time_source"] == "regex" and row["time_s"] == 0.03
+    assert row["wall_s"] > 0.03
+
+
+def test_children_get_a_minimal_environment_without_aslr(tmp_path, monkeypatch):
+    monkeypatch.setenv("LEAKY_VARIABLE", "1")
+    script = "cat /proc/self/personality; env"
+    result = run_once(["/bin/sh", "-c", script], base_environment() | {"EXTRA": "x"}, 10, tmp_path)
+    personality, *env = result.stdout.split()
+    assert int(personality, 16) & 0x0040000  # ADDR_NO_RANDOMIZE
+    names = {line.split("=")[0] for line in env}
+    assert "LEAKY_VARIABLE" not in names and "OMP_NUM_THREADS" not in names
+    assert {"PATH", "EXTRA"} <= names
+
+
+def test_a_program_that_cannot_start(tmp_path):
+    result = run_once([str(tmp_path / "nothing")], base_environment(), 5, tmp_path)
+    assert result.exit_status == 127 and "cannot start" in result.error
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("pinbench-affinity 0 1\npinbench-affinity 1 0-2\n", {0: {1}, 1: {0, 1, 2}}),
+    ("noise\npinbench-affinity 1 0,1,4\npinbench-affinity 0 3\n", {0: {3}, 1: {0, 1, 4}}),
+])
+def test_affinity_lines_of_both_runtimes(text, expected):
+    assert verify.observed_binding(text) == expected
+
+
+def test_verification_results():
+    assert verify.verify([1, 0], {0: {1}, 1: {0}}) == "ok"
+    assert verify.verify([1, 0], {0: {1}}) == "missing"
+    assert verify.verify([1, 0], {0: {0}, 1: {0}}) == "mismatch"
+    assert verify.verify([1, 0], {0: {1}, 1: {0}, 2: {0}}) == "mismatch"
+    assert verify.verify([1, 0], {0: {1}, 1: {0, 1}}) == "mismatch"
+    assert verify.verify(None, {}) == "n/a"
+
+
+def test_interleaved_order_is_seeded_and_complete():
+    order = run_order(["os", "compact"], 35, "interleaved", seed=3)
+    assert order == run_order(["os", "compact"], 35, "interleaved", seed=3)
+    assert sorted(order) == sorted((s, r) for s in ("os", "compact") for r in range(35))
+    assert order != run_order(["os", "compact"], 35, "back-to-back", seed=3)
+    assert run_order(["os", "compact"], 2, "back-to-back", 0) == [
+        ("os", 0), ("os", 1), ("compact", 0), ("compact", 1)]
+
+
+def test_journal_resumes_drops_torn_lines_and_sets_aside_other_measurements(tmp_path):
+    path = tmp_path / "j.jsonl"
+    journal = Journal(path, "fp1")
+    journal.append({"strategy": "os", "repetition": 0, "time_s": 1.0})
+    with path.open("a") as handle:
+        handle.write('{"strategy": "os", "repeti')  # killed in the middle of a write
+    resumed = Journal(path, "fp1")
+    assert list(resumed.runs) == [("os", 0)]
+    resumed.append({"strategy": "os", "repetition": 1, "time_s": 2.0})
+    lines = path.read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line) for line in lines)
+    other = Journal(path, "fp2")
+    assert other.runs == {} and other.set_aside and other.set_aside.exists()

@@ -1,0 +1,133 @@
+"""Tiny campaigns through the real `snakemake`: plan, run, failures, kill and resume, lint."""
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+
+STRATEGIES = ["os", "random", "compact", "scatter"]
+
+
+def snakemake(workdir: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
+               "-d", str(workdir), "--configfile", str(workdir / "campaign.yaml"), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, **kwargs)
+
+
+def write_campaign(workdir: Path, **overrides) -> Path:
+    config = {
+        "campaign": "tiny",
+        "repetitions": 2,
+        "threads": ["all"],
+        "machines": {"here": {"topology": "auto"}, "nehalem": {"topology": "nehalem"}},
+        "benchmarks": {
+            "spin": {"source": "tests/data/spin.c", "input": "20", "timeout_s": 20},
+            "crash": {"source": "tests/data/spin.c", "input": "5 crash", "timeout_s": 20},
+        },
+    }
+    config.update(overrides)
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "campaign.yaml").write_text(yaml.safe_dump(config))
+    return workdir
+
+
+def read_csv(path: Path) -> list[dict]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_tiny_campaign_end_to_end(tmp_path, cc):
+    work = write_campaign(tmp_path, compiler={"cc": cc})
+    plan = snakemake(work, "-n")
+    assert plan.returncode == 0, plan.stderr
+    assert "measure" in plan.stdout and "This was a dry-run" in plan.stdout
+
+    run = snakemake(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = work / "results" / "tiny"
+    rows = read_csv(results / "runs.csv")
+    threads = str(len(os.sched_getaffinity(0)))
+    assert len(rows) == 2 * len(STRATEGIES) * 2
+    spin = [r for r in rows if r["benchmark"] == "spin"]
+    assert all(r["ok"] == "True" and r["threads"] == threads for r in spin)
+    assert {r["verification"] for r in spin if r["strategy"] != "os"} == {"ok"}
+    assert {(r["strategy"], r["repetition"]) for r in spin} == {
+        (s, str(k)) for s in STRATEGIES for k in range(2)}
+    crash = [r for r in rows if r["benchmark"] == "crash"]
+    assert all(r["ok"] == "False" and r["failure"] == "exit status 3" for r in crash)
+
+    summary = (results / "summary.txt").read_text()
+    assert "FAILED 8 x here/crash/t" in summary and summary in run.stdout
+    plan_text = (results / "nehalem" / "plan.txt").read_text()
+    assert "compact: 0 2 4 6 1 3 5 7" in plan_text and "scatter: 0 1 2 3 4 5 6 7" in plan_text
+    assert (results / "nehalem" / "placements" / "spin" / "t8" / "random.json").exists()
+    assert not (results / "nehalem" / "runs").exists()
+
+    journal = results / "here" / "journal" / "spin" / f"t{threads}.jsonl"
+    before = journal.read_text()
+    again = snakemake(work)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+    assert journal.read_text() == before
+
+
+def journaled_runs(journal: Path) -> int:
+    if not journal.exists():
+        return 0
+    return max(0, journal.read_text().count("\n") - 1)
+
+
+def start_and_kill(work: Path, journal: Path, after_runs: int, whole_group: bool) -> list[str]:
+    """Start a campaign, SIGKILL it once `after_runs` runs are journaled; return journal lines."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(work),
+               "--configfile", str(work / "campaign.yaml")]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while journaled_runs(journal) < after_runs:
+        assert proc.poll() is None and time.monotonic() < deadline, "campaign ended too soon"
+        time.sleep(0.02)
+    if whole_group:
+        os.killpg(proc.pid, signal.SIGKILL)  # Snakemake, the launcher and the running benchmark
+    else:
+        os.kill(proc.pid, signal.SIGKILL)  # Snakemake only: the launcher runs on as an orphan
+    proc.wait()
+    return journal.read_text().splitlines()[1:]
+
+
+@pytest.mark.parametrize("whole_group", [True, False], ids=["kill-all", "kill-snakemake"])
+def test_killed_campaign_resumes_without_losing_or_duplicating_runs(tmp_path, whole_group):
+    reps = 5
+    work = write_campaign(tmp_path, repetitions=reps, machines={"here": {"topology": "auto"}},
+                          benchmarks={"spin": {"source": "tests/data/spin.c", "input": "150"}})
+    threads = len(os.sched_getaffinity(0))
+    journal = work / "results" / "tiny" / "here" / "journal" / "spin" / f"t{threads}.jsonl"
+    journaled = start_and_kill(work, journal, after_runs=3, whole_group=whole_group)
+    if whole_group:
+        time.sleep(0.3)
+        orphans = subprocess.run(["pgrep", "-f", str(work / "results")], capture_output=True)
+        assert orphans.returncode == 1, "a benchmark outlived its launcher"
+
+    resumed = snakemake(work)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    rows = read_csv(work / "results" / "tiny" / "runs.csv")
+    keys = [(r["strategy"], r["repetition"]) for r in rows]
+    assert len(keys) == len(set(keys)) == reps * len(STRATEGIES)
+    assert all(r["ok"] == "True" for r in rows)
+    started = {r["started_at"] for r in rows}
+    import json
+    assert all(json.loads(line)["started_at"] in started for line in journaled)
+    assert journaled_runs(journal) == reps * len(STRATEGIES)
+
+
+def test_snakemake_lint_is_clean(tmp_path):
+    work = write_campaign(tmp_path)
+    lint = snakemake(work, "--lint")
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    assert "Lints for" not in lint.stdout + lint.stderr, lint.stdout + lint.stderr
