@@ -159,11 +159,12 @@ def _machines(config: dict, presets: Path, root: Path) -> dict[str, Machine]:
             raise ConfigError(f"{where}.measure: only a machine with topology \"auto\" is "
                               "measured here; other topologies are planned (placements only)")
         pus = len(topo.placeable)
+        field = f"{where}.threads" if "threads" in entry else "threads"
         threads = []
-        for count in config["threads"]:
+        for count in entry.get("threads", config["threads"]):
             count = pus if count == "all" else count
             if count > pus:
-                raise ConfigError(f"threads: {count} threads exceed the {pus} placeable PUs "
+                raise ConfigError(f"{field}: {count} threads exceed the {pus} placeable PUs "
                                   f"of machine {name!r}")
             if count not in threads:
                 threads.append(count)

@@ -41,6 +41,13 @@ def test_all_threads_means_every_placeable_pu():
     assert machines["study"].threads == (8, 1)
 
 
+def test_a_machine_may_have_its_own_thread_counts():
+    config = base()
+    config["machines"]["study"]["threads"] = [4, "all"]
+    _, machines = load(config)
+    assert machines["study"].threads == (4, 8) and machines["local"].threads == (1,)
+
+
 def edit(path, value):
     config = base()
     *parents, last = path
@@ -66,6 +73,7 @@ DELETE = object()
     (("surprise",), 1, "Additional properties are not allowed ('surprise' was unexpected)"),
     (("threads",), [0], "threads.0: 0 is less than the minimum of 1"),
     (("threads",), [9], "threads: 9 threads exceed the "),
+    (("machines", "study", "threads"), [4, 16], "machines.study.threads: 16 threads exceed the 8"),
     (("strategies",), ["os", "lpgp"], "strategies: unknown strategy 'lpgp'"),
     (("baseline",), "gp", "baseline: 'gp' is not one of the campaign's strategies"),
     (("benchmarks", "spin", "timeout_s"), -1, "benchmarks.spin.timeout_s: -1 is less than or equal"),

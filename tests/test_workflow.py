@@ -131,3 +131,19 @@ def test_snakemake_lint_is_clean(tmp_path):
     lint = snakemake(work, "--lint")
     assert lint.returncode == 0, lint.stdout + lint.stderr
     assert "Lints for" not in lint.stdout + lint.stderr, lint.stdout + lint.stderr
+
+
+def test_study_machines_are_planned_without_running_anything(tmp_path):
+    """The example campaign on the study presets computes and prints every placement."""
+    work = tmp_path
+    (work / "campaign.yaml").write_text((ROOT / "config" / "campaigns" / "study-plan.yaml").read_text())
+    run = snakemake(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = work / "results" / "study-plan"
+    assert sorted(p.name for p in results.iterdir()) == ["ccnuma96", "core2", "nehalem"]
+    assert not list(results.glob("*/bin")) and not list(results.glob("*/runs"))
+    core2 = (results / "core2" / "plan.txt").read_text()
+    assert "pairs, 4 threads:" in core2 and "compact: 0 4 2 6\n" in core2
+    ccnuma = (results / "ccnuma96" / "plan.txt").read_text()
+    assert "scatter: 0 24 48 72 6 30 54 78 12 36 60 84 18 42 66 90\n" in ccnuma
+    assert ccnuma in run.stdout
