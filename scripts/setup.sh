@@ -8,6 +8,8 @@ missing=()
 command -v lstopo-no-graphics >/dev/null || missing+=(hwloc-nox)
 command -v gcc >/dev/null || missing+=(gcc)
 command -v make >/dev/null || missing+=(make)
+command -v pgrep >/dev/null || missing+=(procps)      # the kill-and-resume test looks for orphans
+command -v taskset >/dev/null || missing+=(util-linux)
 command -v clang >/dev/null || missing+=(clang)
 # clang's OpenMP runtime (libomp): a tiny OpenMP program must link
 if command -v clang >/dev/null &&
