@@ -198,7 +198,7 @@ def default_config(root: Path) -> dict:
 def build_command(config: dict, bench: str, output: str) -> str:
     """The shell command that builds one benchmark into ``output``."""
     entry = config["benchmarks"][bench]
-    fields = {key: value for key, value in config["compiler"].items()}
+    fields = dict(config["compiler"])
     fields.update(output=shlex.quote(output), source=shlex.quote(entry.get("source", "")))
     return entry["build"].format(**fields)
 

@@ -24,7 +24,7 @@ def omp_places(pus: list[int]) -> str:
 
 def shared_levels(topo: Topology, pus: list[int]) -> list[list[str]]:
     """``m[i][j]``: type of the lowest tree object holding the PUs of threads i and j."""
-    return [[topo.lowest_shared(a, b).name for b in pus] for a in pus]
+    return [[topo.lowest_shared(a, b).type for b in pus] for a in pus]
 
 
 def make_placement(topo: Topology, strategy: str, threads: int,

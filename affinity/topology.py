@@ -40,11 +40,6 @@ class Node:
     parent: "Node | None" = field(default=None, repr=False)
     numa: bool = False  #: a NUMA node is attached to this object
 
-    @property
-    def name(self) -> str:
-        """The level name used in placement files, e.g. ``L2Cache``, ``Package``."""
-        return self.type
-
 
 def parse_cpuset(text: str) -> frozenset[int]:
     """Decode an hwloc bitmap string (``0x00000003`` or ``0xff,0xffffffff``)."""
