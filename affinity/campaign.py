@@ -203,6 +203,15 @@ def build_command(config: dict, bench: str, output: str) -> str:
     return entry["build"].format(**fields)
 
 
+def build_sources(config: dict, bench: str) -> list[str]:
+    """The files a build reads: the source and the C/C++ headers in its directory."""
+    source = config["benchmarks"][bench].get("source")
+    if source is None:
+        return []
+    headers = sorted(str(p) for ext in ("*.h", "*.hpp") for p in Path(source).parent.glob(ext))
+    return [source, *headers]
+
+
 def run_argv(config: dict, bench: str, binary: str) -> list[str]:
     """The argument vector of one run (no shell, so the launcher times the program itself)."""
     entry = config["benchmarks"][bench]

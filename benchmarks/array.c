@@ -39,80 +39,15 @@
  * exactly once per pass), and checksum = sum of the cells (mod 2^64) must
  * equal M(M-1)/2 + M*R*L; neither depends on N.
  */
-#include <errno.h>
-#include <inttypes.h>
-#include <omp.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "common.h"
 
-/* ---- command line: [quick|ref] [key=value ...] (same in every benchmark) */
-typedef struct { const char *key; long long quick, ref, min, max, val; } param;
+/* command line (common.h): key, quick, ref, min, max */
 static param P[] = {
     {"M", 1000000, 4000000, 1, 1LL << 34, 0},
     {"L", 1, 1, 1, 1000000, 0},
     {"G", 32, 32, 1, 1 << 20, 0},
     {"R", 30, 100, 1, 1000000000, 0},
 };
-enum { NP = sizeof P / sizeof P[0] };
-
-static void usage(const char *prog, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "%s: ", prog);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "; usage: %s [quick|ref] [key=value ...], keys:", prog);
-    for (int k = 0; k < NP; k++)
-        fprintf(stderr, " %s", P[k].key);
-    fprintf(stderr, "\n");
-    exit(2);
-}
-
-static const char *parse_args(int argc, char **argv)
-{
-    const char *size = "quick";
-    int i = 1;
-    if (argc > 1 && !strchr(argv[1], '=')) {
-        if (strcmp(argv[1], "quick") && strcmp(argv[1], "ref"))
-            usage(argv[0], "unknown argument '%s'", argv[1]);
-        size = argv[i++];
-    }
-    for (int k = 0; k < NP; k++)
-        P[k].val = strcmp(size, "ref") ? P[k].quick : P[k].ref;
-    for (; i < argc; i++) {
-        const char *eq = strchr(argv[i], '=');
-        int k = 0;
-        while (eq && k < NP && (strncmp(P[k].key, argv[i], eq - argv[i]) ||
-                                P[k].key[eq - argv[i]]))
-            k++;
-        if (!eq || k == NP)
-            usage(argv[0], "unknown argument '%s'", argv[i]);
-        char *end;
-        errno = 0;
-        long long v = strtoll(eq + 1, &end, 10);
-        if (errno || end == eq + 1 || *end || v < P[k].min || v > P[k].max)
-            usage(argv[0], "invalid value '%s' (allowed %lld..%lld)", argv[i],
-                  P[k].min, P[k].max);
-        P[k].val = v;
-        size = "custom";
-    }
-    return size;
-}
-/* ---- end of command line */
-
-static void *xalloc(size_t bytes)
-{
-    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!p) {
-        printf("validation: FAILED cannot allocate %zu bytes\n", bytes);
-        exit(1);
-    }
-    return p;
-}
-
 
 #define GRAIN 1000 /* pieces of at most 1000 items run sequentially (as in the paper) */
 
@@ -152,11 +87,11 @@ static void pass(uint64_t *a, uint64_t lo, uint64_t hi, uint64_t M, uint64_t L, 
 
 int main(int argc, char **argv)
 {
-    const char *size = parse_args(argc, argv);
+    const char *size = parse_args(argc, argv, P, NPARAMS(P));
     const uint64_t M = (uint64_t)P[0].val, L = (uint64_t)P[1].val,
                    G = (uint64_t)P[2].val, R = (uint64_t)P[3].val;
     if (M % G != 0)
-        usage(argv[0], "invalid parameters M=%" PRIu64 " G=%" PRIu64
+        usage(argv[0], P, NPARAMS(P), "invalid parameters M=%" PRIu64 " G=%" PRIu64
               " (M must be a multiple of G)", M, G);
     uint64_t *a = xalloc(M * sizeof *a);
 
@@ -183,18 +118,17 @@ int main(int argc, char **argv)
     }
     uint64_t expect = (M % 2 ? (M - 1) / 2 * M : M / 2 * (M - 1)) + M * R * L;
 
-    printf("params: size=%s M=%" PRIu64 " L=%" PRIu64 " G=%" PRIu64 " R=%" PRIu64
-           " threads=%d\n", size, M, L, G, R, nthreads);
-    printf("kernel_time_s: %.6f\n", t1 - t0);
-    printf("checksum: %" PRIu64 "\n", sum);
+    print_params(size, P, NPARAMS(P), nthreads);
+    print_kernel_time(t1 - t0);
+    print_checksum_u64(sum);
     int ok = bad == M && sum == expect;
     if (ok)
-        printf("validation: OK\n");
+        print_validation_ok();
     else if (bad < M)
-        printf("validation: FAILED a[%" PRIu64 "] = %" PRIu64 ", expected %" PRIu64 "\n",
-               bad, a[bad], bad + R * L);
+        print_validation_failed("a[%" PRIu64 "] = %" PRIu64 ", expected %" PRIu64,
+                                bad, a[bad], bad + R * L);
     else
-        printf("validation: FAILED sum %" PRIu64 " != expected %" PRIu64 "\n", sum, expect);
+        print_validation_failed("sum %" PRIu64 " != expected %" PRIu64, sum, expect);
     free(a);
     return ok ? 0 : 1;
 }

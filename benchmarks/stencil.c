@@ -21,81 +21,18 @@
  * (sum of the final field) is summed serially in a fixed order, so it is
  * bit-identical for every thread count and placement.
  */
-#include <errno.h>
+#include "common.h"
 #include <math.h>
-#include <omp.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-/* ---- command line: [quick|ref] [key=value ...] (same in every benchmark) */
-typedef struct { const char *key; long long quick, ref, min, max, val; } param;
+/* command line (common.h): key, quick, ref, min, max */
 static param P[] = {
     {"n", 512, 1024, 1, 100000, 0},
     {"iters", 400, 3000, 1, 100000000, 0},
 };
-enum { NP = sizeof P / sizeof P[0] };
-
-static void usage(const char *prog, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "%s: ", prog);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "; usage: %s [quick|ref] [key=value ...], keys:", prog);
-    for (int k = 0; k < NP; k++)
-        fprintf(stderr, " %s", P[k].key);
-    fprintf(stderr, "\n");
-    exit(2);
-}
-
-static const char *parse_args(int argc, char **argv)
-{
-    const char *size = "quick";
-    int i = 1;
-    if (argc > 1 && !strchr(argv[1], '=')) {
-        if (strcmp(argv[1], "quick") && strcmp(argv[1], "ref"))
-            usage(argv[0], "unknown argument '%s'", argv[1]);
-        size = argv[i++];
-    }
-    for (int k = 0; k < NP; k++)
-        P[k].val = strcmp(size, "ref") ? P[k].quick : P[k].ref;
-    for (; i < argc; i++) {
-        const char *eq = strchr(argv[i], '=');
-        int k = 0;
-        while (eq && k < NP && (strncmp(P[k].key, argv[i], eq - argv[i]) ||
-                                P[k].key[eq - argv[i]]))
-            k++;
-        if (!eq || k == NP)
-            usage(argv[0], "unknown argument '%s'", argv[i]);
-        char *end;
-        errno = 0;
-        long long v = strtoll(eq + 1, &end, 10);
-        if (errno || end == eq + 1 || *end || v < P[k].min || v > P[k].max)
-            usage(argv[0], "invalid value '%s' (allowed %lld..%lld)", argv[i],
-                  P[k].min, P[k].max);
-        P[k].val = v;
-        size = "custom";
-    }
-    return size;
-}
-/* ---- end of command line */
-
-static void *xalloc(size_t bytes)
-{
-    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!p) {
-        printf("validation: FAILED cannot allocate %zu bytes\n", bytes);
-        exit(1);
-    }
-    return p;
-}
 
 int main(int argc, char **argv)
 {
-    const char *size = parse_args(argc, argv);
+    const char *size = parse_args(argc, argv, P, NPARAMS(P));
     const long n = (long)P[0].val, iters = (long)P[1].val, W = n + 2;
     const double pi = acos(-1.0);
     double *u = xalloc((size_t)W * W * sizeof *u), *v = xalloc((size_t)W * W * sizeof *v);
@@ -148,14 +85,14 @@ int main(int argc, char **argv)
             sum += fin[y * W + x];
         }
 
-    printf("params: size=%s n=%ld iters=%ld threads=%d\n", size, n, iters, nthreads);
-    printf("kernel_time_s: %.6f\n", t1 - t0);
-    printf("checksum: %.17g\n", sum);
+    print_params(size, P, NPARAMS(P), nthreads);
+    print_kernel_time(t1 - t0);
+    print_checksum_f64(sum);
     int ok = maxerr < 1e-9;
     if (ok)
-        printf("validation: OK\n");
+        print_validation_ok();
     else
-        printf("validation: FAILED max |u - lambda^T u0| = %.3g\n", maxerr);
+        print_validation_failed("max |u - lambda^T u0| = %.3g", maxerr);
     free(u); free(v); free(s);
     return ok ? 0 : 1;
 }

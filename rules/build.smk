@@ -1,4 +1,6 @@
 rule build:
+    input:
+        build_sources,
     output:
         f"{RESULTS}/{{machine}}/bin/{{bench}}",
     params:

@@ -36,6 +36,11 @@ def placement_files(wildcards):
     )
 
 
+def build_sources(wildcards):
+    """A benchmark's source and the headers beside it, so editing either rebuilds it."""
+    return campaign.build_sources(config, wildcards.bench)
+
+
 def random_seed(wildcards):
     """The seed of the random strategy's placements for one cell."""
     return derive_seed(config["seed"], "random", wildcards.machine, wildcards.bench, wildcards.n)

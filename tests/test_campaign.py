@@ -31,6 +31,7 @@ def test_defaults_are_filled_and_machines_resolved():
     assert machines["local"].measure and not machines["study"].measure
     assert machines["study"].spec.startswith("Package:2")
     assert campaign.run_argv(config, "spin", "bin/spin") == ["bin/spin", "10"]
+    assert campaign.build_sources(config, "spin") == [str(ROOT / "tests" / "data" / "spin.c")]
     assert campaign.build_command(config, "spin", "out dir/spin") == (
         f"gcc -O2 -fopenmp -o 'out dir/spin' {ROOT}/tests/data/spin.c -lm")
 
