@@ -1,0 +1,57 @@
+"""The campaign's runs table and per-cell summary; the machine-wide lock."""
+import csv
+import fcntl
+import os
+import threading
+import time
+
+from affinity.measure import RUN_COLUMNS, MachineLock, write_runs
+from stats.runs import collect, read_runs, summarise
+
+
+def row(strategy, rep, time_s, ok=True, verification="ok", failure=""):
+    values = dict.fromkeys(RUN_COLUMNS, "")
+    values.update(machine="m", benchmark="b", threads=2, strategy=strategy, repetition=rep,
+                  order_index=rep, ok=ok, failure=failure, time_s=time_s,
+                  verification=verification)
+    return values
+
+
+def test_failed_runs_are_counted_but_left_out_of_the_statistics(tmp_path):
+    rows = [row("compact", 0, 1.0), row("compact", 1, 3.0), row("compact", 2, 2.0),
+            row("compact", 3, 100.0, ok=False, failure="exit status 3: boom"),
+            row("compact", 4, 5.0, verification="mismatch"),
+            row("os", 0, 4.0, verification="n/a")]
+    write_runs(rows, tmp_path / "t2.csv")
+    cells = summarise(read_runs([tmp_path / "t2.csv"]))
+    compact = cells[("m", "b", 2, "compact")]
+    assert (compact.n, compact.failures, compact.verified, compact.pinned) == (4, 1, 4, 5)
+    assert compact.mean == 2.75 and compact.median == 2.5
+    assert abs(compact.variance - 2.9166666666666665) < 1e-12
+    assert cells[("m", "b", 2, "os")].pinned == 0 and cells[("m", "b", 2, "os")].variance is None
+
+
+def test_collect_concatenates_tables_and_lists_failures(tmp_path):
+    write_runs([row("os", 0, 1.0, verification="n/a")], tmp_path / "a.csv")
+    write_runs([row("os", 0, 2.0, ok=False, failure="timeout after 5 s", verification="n/a"),
+                row("compact", 0, 2.0, verification="missing")], tmp_path / "b.csv")
+    text = collect([tmp_path / "a.csv", tmp_path / "b.csv"], tmp_path / "runs.csv",
+                   tmp_path / "summary.txt")
+    with (tmp_path / "runs.csv").open() as handle:
+        table = list(csv.DictReader(handle))
+    assert len(table) == 3 and list(table[0]) == RUN_COLUMNS
+    assert "3 runs; 1 failed; 1 pinned runs failed placement verification" in text
+    assert "FAILED 1 x m/b/t2: timeout after 5 s" in text
+    assert (tmp_path / "summary.txt").read_text() == text
+
+
+def test_machine_lock_waits_for_its_holder(tmp_path):
+    path = str(tmp_path / "machine.lock")
+    holder = os.open(path, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    said = []
+    threading.Timer(0.3, os.close, [holder]).start()
+    start = time.monotonic()
+    with MachineLock(path, said.append):
+        waited = time.monotonic() - start
+    assert waited >= 0.25 and said and said[0].startswith("waiting for the machine lock")
