@@ -5,6 +5,7 @@ e.g. ``benchmarks.triad.timeout_s: -1 is less than or equal to the minimum of 0`
 """
 from __future__ import annotations
 
+import copy
 import re
 import shlex
 import string
@@ -23,6 +24,8 @@ RESERVED_ENV = frozenset({"OMP_NUM_THREADS", "OMP_PLACES", "OMP_PROC_BIND",
                           "KMP_AFFINITY"})
 BUILD_FIELDS = {"cc", "cflags", "ldflags", "source", "output"}
 RUN_FIELDS = {"binary", "input"}
+#: Names of campaigns, machines and benchmarks (config/schema.yaml): safe as path parts.
+NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 
 class ConfigError(ValueError):
@@ -48,7 +51,7 @@ def _with_defaults(validator_class):
         if isinstance(instance, dict):
             for key, sub in properties.items():
                 if "default" in sub and key not in instance:
-                    instance[key] = sub["default"]
+                    instance[key] = copy.deepcopy(sub["default"])
         yield from validate_props(validator, properties, instance, schema)
 
     return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
@@ -61,7 +64,7 @@ def _where(path) -> str:
 def schema_error(error: jsonschema.ValidationError) -> str:
     """One line for a schema violation: the field, then the problem."""
     where = _where(error.absolute_path)
-    if "propertyNames" in error.schema_path:
+    if error.validator == "pattern" and error.schema["pattern"] == NAME_PATTERN:
         return (f"{where}: name {error.instance!r} is not allowed (use 1-64 letters, digits, "
                 "'_', '.' or '-', starting with a letter or digit; names become path parts)")
     return f"{where}: {error.message}"

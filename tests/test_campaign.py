@@ -1,9 +1,9 @@
 """Campaign validation: every bad config stops with one line naming the field."""
-import copy
 import subprocess
 import sys
 
 import pytest
+import yaml
 from conftest import ROOT
 
 from affinity import campaign
@@ -67,7 +67,7 @@ DELETE = object()
 
 @pytest.mark.parametrize("path, value, message", [
     (("campaign",), DELETE, "(top level): 'campaign' is a required property"),
-    (("campaign",), "../escape", "campaign: '../escape' does not match"),
+    (("campaign",), "../escape", "campaign: name '../escape' is not allowed"),
     (("repetitions",), 0, "repetitions: 0 is less than the minimum of 1"),
     (("repetitions",), "many", "repetitions: 'many' is not of type 'integer'"),
     (("order",), "random", "order: 'random' is not one of"),
@@ -111,7 +111,13 @@ def test_snakemake_stops_with_one_line(tmp_path):
                       "the minimum of 0"], proc.stderr
 
 
-def test_the_default_campaign_is_valid():
+def test_the_default_campaign_and_the_examples_are_valid():
     config, machines = load(campaign.default_config(ROOT))
     assert config["benchmarks"] and any(m.measure for m in machines.values())
-    assert copy.deepcopy(config) == config
+    for path in (ROOT / "config" / "campaigns").glob("*.yaml"):
+        load(yaml.safe_load(path.read_text()))
+
+
+def test_the_schema_name_pattern_is_the_one_the_errors_describe():
+    schema = yaml.safe_load((ROOT / "config" / "schema.yaml").read_text())
+    assert schema["$defs"]["name"]["pattern"] == campaign.NAME_PATTERN
