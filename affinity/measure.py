@@ -8,6 +8,7 @@ holds. The job ends by writing the runs table (one row per run).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import datetime
 import fcntl
@@ -163,15 +164,22 @@ class MachineLock:
         self.path, self.say, self.fd = path, say, -1
 
     def __enter__(self) -> "MachineLock":
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        except PermissionError:  # another user's lock file: lock it, leave its text alone
+            self.fd = os.open(self.path, os.O_RDONLY)
+        else:
+            with contextlib.suppress(OSError):
+                os.fchmod(self.fd, 0o666)  # every user of the machine shares the lock
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(self.fd, 64, 0).decode(errors="replace").strip()
             self.say(f"waiting for the machine lock {self.path} (held by {holder or 'another job'})")
             fcntl.flock(self.fd, fcntl.LOCK_EX)
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, f"pid {os.getpid()}\n".encode(), 0)
+        with contextlib.suppress(OSError):
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, f"pid {os.getpid()}\n".encode(), 0)
         return self
 
     def __exit__(self, *exc) -> None:
