@@ -189,6 +189,9 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     if config["baseline"] not in config["strategies"]:
         raise ConfigError(f"baseline: {config['baseline']!r} is not one of the campaign's strategies")
     _check_env(config["env"], "env")
+    strangers = sorted(set(config["weights"]) - set(config["benchmarks"]))
+    if strangers:
+        raise ConfigError(f"weights.{strangers[0]}: not a benchmark of the campaign")
     _check_benchmarks(config, root)
     return config, _machines(config, root / "config" / "machines", root)
 

@@ -37,6 +37,13 @@ def place(topology: str, wildcards, params, first_output: str, log: str) -> None
                      params.seed, params.repetitions, Path(log))
 
 
+def analyse_options(config: dict) -> dict:
+    """The campaign settings the analyse rule passes to ``stats.tables.analyse``."""
+    return {"campaign": config["campaign"], "baseline": config["baseline"],
+            "confidence": config["confidence"], "weights": config["weights"],
+            "seed": config["seed"]}
+
+
 def write_plan(placement_files, output: str) -> None:
     """A readable list of every placement of a machine, grouped by benchmark and threads."""
     lines, last = [], None

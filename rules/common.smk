@@ -5,6 +5,7 @@ import sys
 sys.path.insert(0, workflow.basedir)
 
 from affinity import campaign, topology, workflow_support
+from stats import runs as stats_runs, tables as stats_tables
 from affinity.seeding import derive_seed
 
 if "campaign" not in config:  # no --configfile: the default campaign, with any --config on top
@@ -60,7 +61,7 @@ def all_targets():
     """What `all` builds: the runs table and summary, and the plan of unmeasured machines."""
     targets = [f"{RESULTS}/{m.name}/plan.txt" for m in PLANNED]
     if MEASURED:
-        targets += [f"{RESULTS}/runs.csv", f"{RESULTS}/summary.txt"]
+        targets += [f"{RESULTS}/runs.csv", f"{RESULTS}/summary.txt", f"{RESULTS}/stats/summary.txt"]
     return targets
 
 

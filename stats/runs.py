@@ -1,8 +1,8 @@
 """The campaign's tidy runs table and its per-cell summary.
 
 A cell is one (machine, benchmark, threads, strategy). Only successful runs
-(exit status 0, validated, timed) enter the timing statistics; failures and
-placement verification are counted beside them.
+(exit status 0, validated, timed) whose placement was not found wrong enter
+the timing statistics; failures and placement verification are counted beside them.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CELL_KEYS = ("machine", "benchmark", "threads", "strategy")
+FAILED_VERIFICATION = ("mismatch", "missing")
 
 
 def read_runs(paths: list[Path]) -> list[dict]:
@@ -37,27 +38,53 @@ class Cell:
     median: float | None
     variance: float | None
     failures: int
+    misplaced: int
     verified: int
     pinned: int
 
 
-def summarise(rows: list[dict]) -> dict[tuple, Cell]:
-    """Cell key -> statistics, in the order cells first appear."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
+def samples(rows: list[dict]) -> tuple[dict[tuple, list[float]], dict[tuple, dict[str, int]]]:
+    """Cell key -> the times that count, and cell key -> counts of failed and misplaced runs.
+
+    A run counts when it succeeded and its placement was not found wrong
+    (verification ``mismatch`` or ``missing``): a misplaced run measured
+    another placement than its strategy's.
+    """
+    times: dict[tuple, list[float]] = defaultdict(list)
+    dropped: dict[tuple, dict[str, int]] = {}
     for row in rows:
-        groups[tuple(row[k] for k in CELL_KEYS)].append(row)
+        key = tuple(row[k] for k in CELL_KEYS)
+        counts = dropped.setdefault(key, {"failures": 0, "misplaced": 0})
+        if not row["ok"]:
+            counts["failures"] += 1
+        elif row["verification"] in FAILED_VERIFICATION:
+            counts["misplaced"] += 1
+        else:
+            times[key].append(row["time_s"])
+    return times, dropped
+
+
+def summarise(rows: list[dict]) -> dict[tuple, Cell]:
+    """Cell key -> statistics of the runs that count."""
+    times, dropped = samples(rows)
+    pinned: Counter = Counter()
+    verified: Counter = Counter()
+    for row in rows:
+        key = tuple(row[k] for k in CELL_KEYS)
+        pinned[key] += row["verification"] != "n/a"
+        verified[key] += row["verification"] == "ok"
     cells = {}
-    for key, group in groups.items():
-        times = [r["time_s"] for r in group if r["ok"]]
-        pinned = [r for r in group if r["verification"] != "n/a"]
+    for key, counts in dropped.items():
+        sample = times.get(key, [])
         cells[key] = Cell(
-            n=len(times),
-            mean=statistics.fmean(times) if times else None,
-            median=statistics.median(times) if times else None,
-            variance=statistics.variance(times) if len(times) > 1 else None,
-            failures=len(group) - len(times),
-            verified=sum(r["verification"] == "ok" for r in pinned),
-            pinned=len(pinned),
+            n=len(sample),
+            mean=statistics.fmean(sample) if sample else None,
+            median=statistics.median(sample) if sample else None,
+            variance=statistics.variance(sample) if len(sample) > 1 else None,
+            failures=counts["failures"],
+            misplaced=counts["misplaced"],
+            verified=verified[key],
+            pinned=pinned[key],
         )
     return cells
 

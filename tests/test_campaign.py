@@ -75,6 +75,8 @@ DELETE = object()
     (("threads",), [0], "threads.0: 0 is less than the minimum of 1"),
     (("threads",), [9], "threads: 9 threads exceed the "),
     (("machines", "study", "threads"), [4, 16], "machines.study.threads: 16 threads exceed the 8"),
+    (("weights",), {"spin": 0}, "weights.spin: 0 is less than or equal to the minimum of 0"),
+    (("weights",), {"other": 2}, "weights.other: not a benchmark of the campaign"),
     (("strategies",), ["os", "lpgp"], "strategies: unknown strategy 'lpgp'"),
     (("baseline",), "gp", "baseline: 'gp' is not one of the campaign's strategies"),
     (("benchmarks", "spin", "timeout_s"), -1, "benchmarks.spin.timeout_s: -1 is less than or equal"),

@@ -23,7 +23,7 @@ def snakemake(workdir: Path, *args: str, **kwargs) -> subprocess.CompletedProces
 def write_campaign(workdir: Path, **overrides) -> Path:
     config = {
         "campaign": "tiny",
-        "repetitions": 2,
+        "repetitions": 3,
         "threads": ["all"],
         "machines": {"here": {"topology": "auto"}, "nehalem": {"topology": "nehalem"}},
         "benchmarks": {
@@ -54,17 +54,25 @@ def test_tiny_campaign_end_to_end(tmp_path, cc):
     results = work / "results" / "tiny"
     rows = read_csv(results / "runs.csv")
     threads = str(len(os.sched_getaffinity(0)))
-    assert len(rows) == 2 * len(STRATEGIES) * 2
+    assert len(rows) == 2 * len(STRATEGIES) * 3
     spin = [r for r in rows if r["benchmark"] == "spin"]
     assert all(r["ok"] == "True" and r["threads"] == threads for r in spin)
     assert {r["verification"] for r in spin if r["strategy"] != "os"} == {"ok"}
     assert {(r["strategy"], r["repetition"]) for r in spin} == {
-        (s, str(k)) for s in STRATEGIES for k in range(2)}
+        (s, str(k)) for s in STRATEGIES for k in range(3)}
     crash = [r for r in rows if r["benchmark"] == "crash"]
     assert all(r["ok"] == "False" and r["failure"] == "exit status 3" for r in crash)
 
     summary = (results / "summary.txt").read_text()
-    assert "FAILED 8 x here/crash/t" in summary and summary in run.stdout
+    assert "FAILED 12 x here/crash/t" in summary and summary in run.stdout
+    cells = {(c["benchmark"], c["strategy"]): c for c in read_csv(results / "stats" / "cells.csv")}
+    assert len(cells) == 2 * len(STRATEGIES)
+    assert cells[("spin", "compact")]["mean_test"] in ("student", "welch", "not applied")
+    assert cells[("crash", "compact")]["mean_test"] == "not applied"
+    tables = read_csv(results / "stats" / "summary.csv")
+    assert [(t["machine"], t["strategy"], t["benchmarks"]) for t in tables] == [
+        ("here", s, "1") for s in sorted(STRATEGIES)]
+    assert (results / "stats" / "summary.txt").read_text() in run.stdout
     plan_text = (results / "nehalem" / "plan.txt").read_text()
     assert "compact: 0 2 4 6 1 3 5 7" in plan_text and "scatter: 0 1 2 3 4 5 6 7" in plan_text
     assert (results / "nehalem" / "placements" / "spin" / "t8" / "random.json").exists()

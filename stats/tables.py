@@ -1,0 +1,189 @@
+"""The campaign's statistics: every cell against the baseline, and the study's summary tables.
+
+A cell is one (machine, benchmark, threads, strategy). Its sample is the run
+times of its successful, correctly placed runs (``ok`` and verification not
+failed). Each cell is compared with the baseline cell of the same (machine,
+benchmark, threads) by the Speedup-Test (:mod:`stats.speeduptest`). The
+summary follows Tables 1-3 of Mazouz, Touati and Barthou: per machine, thread
+count and strategy, the overall speedups of mean and median over all
+benchmarks (sum of baseline statistics over sum of variant statistics,
+weighted), the range of observed variances, and how many benchmarks are
+significantly accelerated, a of b, with the continuity-corrected Wilson interval.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from stats.proportion import approximation_warning, wilson_interval
+from stats.runs import read_runs, samples
+from stats.speeduptest import SampleError, speedup_test
+
+CELL_COLUMNS = [
+    "machine", "benchmark", "threads", "strategy", "baseline", "n", "failures", "misplaced",
+    "mean_s", "median_s", "min_s", "variance", "speedup_mean", "speedup_median", "speedup_min",
+    "mean_significant", "mean_p", "mean_test", "median_significant", "median_p", "median_test",
+    "p_x_greater_y", "speedup_mean_low", "speedup_mean_high", "speedup_median_low",
+    "speedup_median_high", "warnings",
+]
+SUMMARY_COLUMNS = [
+    "machine", "threads", "strategy", "benchmarks", "overall_speedup_mean",
+    "overall_speedup_median", "geomean_speedup_mean", "geomean_speedup_median", "variance_min",
+    "variance_max", "significant_mean", "significant_mean_low", "significant_mean_high",
+    "significant_median", "significant_median_low", "significant_median_high", "warnings",
+]
+
+
+def describe(times: list[float]) -> dict:
+    """n, mean, median, min and sample variance of one cell (None where undefined)."""
+    return {
+        "n": len(times),
+        "mean_s": statistics.fmean(times) if times else None,
+        "median_s": statistics.median(times) if times else None,
+        "min_s": min(times) if times else None,
+        "variance": statistics.variance(times) if len(times) > 1 else None,
+    }
+
+
+def compare(baseline: list[float], variant: list[float], confidence: float, seed: int) -> dict:
+    """The cell's columns that come from the Speedup-Test against the baseline."""
+    try:
+        result = speedup_test(baseline, variant, confidence=confidence, seed=seed)
+    except SampleError as exc:
+        return {"mean_significant": False, "median_significant": False, "mean_test": "not applied",
+                "median_test": "not applied", "warnings": str(exc)}
+    ci = result["ci"]
+    return {
+        "speedup_mean": result["speedup_mean"], "speedup_median": result["speedup_median"],
+        "speedup_min": result["speedup_min"],
+        "mean_significant": result["mean"]["significant"], "mean_p": result["mean"]["p_value"],
+        "mean_test": result["mean"]["test"],
+        "median_significant": result["median"]["significant"],
+        "median_p": result["median"]["p_value"], "median_test": result["median"]["test"],
+        "p_x_greater_y": result["p_x_greater_y"],
+        "speedup_mean_low": (ci["speedup_mean"] or [None])[0],
+        "speedup_mean_high": (ci["speedup_mean"] or [None, None])[1],
+        "speedup_median_low": (ci["speedup_median"] or [None])[0],
+        "speedup_median_high": (ci["speedup_median"] or [None, None])[1],
+        "warnings": "; ".join(result["mean"]["warnings"] + result["median"]["warnings"]),
+    }
+
+
+def cell_table(rows: list[dict], baseline: str, confidence: float, seed: int = 0) -> list[dict]:
+    """One row per cell: its description and, for non-baseline cells, the Speedup-Test."""
+    times, dropped = samples(rows)
+    table = []
+    for key in sorted(dropped):
+        machine, bench, threads, strategy = key
+        row = dict.fromkeys(CELL_COLUMNS)
+        row.update(machine=machine, benchmark=bench, threads=threads, strategy=strategy,
+                   baseline=baseline, **dropped[key], **describe(times.get(key, [])))
+        base_key = (machine, bench, threads, baseline)
+        if strategy != baseline and base_key in dropped:
+            row.update(compare(times.get(base_key, []), times.get(key, []), confidence, seed))
+        table.append(row)
+    return table
+
+
+def _ratio_of_sums(pairs: list[tuple[float, float, float]]) -> float:
+    return sum(w * x for w, x, _ in pairs) / sum(w * y for w, _, y in pairs)
+
+
+def _geomean(pairs: list[tuple[float, float, float]]) -> float:
+    return math.exp(statistics.fmean(math.log(x / y) for _, x, y in pairs))
+
+
+def summary_table(cells: list[dict], baseline: str, confidence: float,
+                  weights: dict[str, float] | None = None) -> list[dict]:
+    """The study's Tables 1-3: one row per (machine, threads, strategy), baseline included."""
+    weights = weights or {}
+    by_key = {(c["machine"], c["benchmark"], c["threads"], c["strategy"]): c for c in cells}
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for cell in cells:
+        groups[(cell["machine"], cell["threads"], cell["strategy"])].append(cell)
+    table = []
+    for (machine, threads, strategy), group in sorted(groups.items()):
+        usable = [c for c in group if c["n"] >= 3 and (by_key.get(
+            (machine, c["benchmark"], threads, baseline)) or {}).get("n", 0) >= 3]
+        variances = [c["variance"] for c in usable if c["variance"] is not None]
+        row = dict.fromkeys(SUMMARY_COLUMNS)
+        row.update(machine=machine, threads=threads, strategy=strategy, benchmarks=len(usable),
+                   variance_min=min(variances, default=None),
+                   variance_max=max(variances, default=None))
+        if usable:
+            base = {c["benchmark"]: by_key[(machine, c["benchmark"], threads, baseline)]
+                    for c in usable}
+            for stat in ("mean", "median"):
+                pairs = [(weights.get(c["benchmark"], 1.0), base[c["benchmark"]][f"{stat}_s"],
+                          c[f"{stat}_s"]) for c in usable]
+                row[f"overall_speedup_{stat}"] = _ratio_of_sums(pairs)
+                row[f"geomean_speedup_{stat}"] = _geomean(pairs)
+        if usable and strategy != baseline:
+            warnings = []
+            for stat in ("mean", "median"):
+                hits = sum(bool(c[f"{stat}_significant"]) for c in usable)
+                low, high = wilson_interval(hits, len(usable), confidence)
+                row.update({f"significant_{stat}": hits, f"significant_{stat}_low": low,
+                            f"significant_{stat}_high": high})
+                warnings.append(approximation_warning(hits, len(usable)))
+            row["warnings"] = "; ".join(sorted({w for w in warnings if w}))
+        table.append(row)
+    return table
+
+
+def _fmt(value, digits: int = 4) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+def summary_text(summary: list[dict], baseline: str, confidence: float) -> str:
+    """The summary tables as printed at the end of a campaign."""
+    lines = [f"Overall speedups against {baseline!r} (sum of baseline statistics over sum of "
+             f"strategy statistics; geometric means of per-benchmark speedups beside them); "
+             f"benchmarks significantly faster at confidence {confidence:g} with their interval."]
+    header = (f"{'machine':<12} {'thr':>4} {'strategy':<10} {'mean':>6} {'(geo)':>6} "
+              f"{'median':>6} {'(geo)':>6} {'variance range':>22} {'faster (mean)':>22} "
+              f"{'faster (median)':>22}")
+    lines.append(header)
+    for row in summary:
+        def share(stat: str) -> str:
+            if row[f"significant_{stat}"] is None:
+                return "-"
+            return (f"{row[f'significant_{stat}']}/{row['benchmarks']} "
+                    f"[{row[f'significant_{stat}_low']:.2f};{row[f'significant_{stat}_high']:.2f}]")
+        variance = f"[{_fmt(row['variance_min'], 3)} ; {_fmt(row['variance_max'], 3)}]"
+        lines.append(
+            f"{row['machine']:<12} {row['threads']:>4} {row['strategy']:<10} "
+            f"{_fmt(row['overall_speedup_mean'], 4):>6} {_fmt(row['geomean_speedup_mean'], 4):>6} "
+            f"{_fmt(row['overall_speedup_median'], 4):>6} {_fmt(row['geomean_speedup_median'], 4):>6} "
+            f"{variance:>22} {share('mean'):>22} {share('median'):>22}")
+    return "\n".join(lines) + "\n"
+
+
+def _write_csv(rows: list[dict], columns: list[str], path: Path) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def analyse(runs_csv: Path, outdir: Path, *, campaign: str, baseline: str, confidence: float,
+            weights: dict[str, float] | None = None, seed: int = 0) -> str:
+    """Write ``cells.csv``, ``summary.csv``, ``summary.txt`` and ``stats.json``; return the text."""
+    cells = cell_table(read_runs([runs_csv]), baseline, confidence, seed)
+    summary = summary_table(cells, baseline, confidence, weights)
+    outdir.mkdir(parents=True, exist_ok=True)
+    _write_csv(cells, CELL_COLUMNS, outdir / "cells.csv")
+    _write_csv(summary, SUMMARY_COLUMNS, outdir / "summary.csv")
+    text = summary_text(summary, baseline, confidence)
+    (outdir / "summary.txt").write_text(text)
+    meta = {"campaign": campaign, "baseline": baseline, "confidence": confidence,
+            "weights": weights or "equal", "bootstrap_seed": seed, "runs": str(runs_csv)}
+    (outdir / "stats.json").write_text(
+        json.dumps({"meta": meta, "cells": cells, "summary": summary}, indent=1) + "\n")
+    return text

@@ -1,0 +1,90 @@
+"""Campaign tables on planted data: per-cell verdicts and the study's summary."""
+import csv
+import json
+import random
+
+import pytest
+
+from affinity.measure import RUN_COLUMNS, write_runs
+from stats.tables import analyse, cell_table, summary_table
+
+BENCHMARKS = ["b1", "b2", "b3", "b4"]
+#: strategy -> factor on the baseline's run time
+PLANTED = {"os": 1.0, "fast": 0.8, "same": 1.0, "slow": 1.25}
+
+
+def planted_runs(reps: int = 35, seed: int = 3) -> list[dict]:
+    rng = random.Random(seed)
+    rows = []
+    for bench_index, bench in enumerate(BENCHMARKS):
+        base = 1.0 + bench_index  # benchmarks of different lengths
+        for strategy, factor in PLANTED.items():
+            for rep in range(reps):
+                row = dict.fromkeys(RUN_COLUMNS, "")
+                row.update(machine="m", benchmark=bench, threads=2, strategy=strategy,
+                           repetition=rep, order_index=rep, ok=True,
+                           time_s=base * factor * rng.gauss(1.0, 0.02),
+                           verification="n/a" if strategy == "os" else "ok")
+                rows.append(row)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def cells():
+    return cell_table(planted_runs(), "os", 0.95)
+
+
+def test_every_cell_is_tested_against_the_baseline(cells):
+    assert len(cells) == len(BENCHMARKS) * len(PLANTED)
+    for cell in cells:
+        if cell["strategy"] == "os":
+            assert cell["mean_test"] is None and cell["speedup_mean"] is None
+            continue
+        factor = PLANTED[cell["strategy"]]
+        assert cell["speedup_mean"] == pytest.approx(1 / factor, rel=0.03)
+        if cell["strategy"] != "same":  # "same" is significant at rate alpha, by chance
+            assert cell["mean_significant"] == cell["median_significant"] == (cell["strategy"] == "fast")
+        assert cell["speedup_mean_low"] <= cell["speedup_mean"] <= cell["speedup_mean_high"]
+
+
+def test_summary_has_the_study_columns(cells):
+    summary = {row["strategy"]: row for row in summary_table(cells, "os", 0.95)}
+    assert summary["os"]["overall_speedup_mean"] == 1.0 and summary["os"]["significant_mean"] is None
+    fast = summary["fast"]
+    assert fast["benchmarks"] == 4 and fast["significant_mean"] == fast["significant_median"] == 4
+    assert fast["overall_speedup_mean"] == pytest.approx(1.25, rel=0.02)
+    assert fast["geomean_speedup_median"] == pytest.approx(1.25, rel=0.02)
+    assert fast["significant_mean_low"] == pytest.approx(0.3958, abs=1e-4)  # prop.test(4, 4)
+    assert fast["significant_mean_high"] == 1.0
+    assert summary["slow"]["significant_mean"] == 0 and summary["same"]["significant_median"] <= 1
+    assert fast["variance_min"] < fast["variance_max"]
+
+
+def test_weights_change_the_overall_speedup_but_not_the_geometric_mean(cells):
+    equal = {r["strategy"]: r for r in summary_table(cells, "os", 0.95)}
+    heavy = {r["strategy"]: r for r in summary_table(cells, "os", 0.95, {"b4": 100.0})}
+    b4 = next(c for c in cells if c["benchmark"] == "b4" and c["strategy"] == "fast")
+    base_b4 = next(c for c in cells if c["benchmark"] == "b4" and c["strategy"] == "os")
+    assert heavy["fast"]["overall_speedup_mean"] != equal["fast"]["overall_speedup_mean"]
+    assert heavy["fast"]["overall_speedup_mean"] == pytest.approx(
+        base_b4["mean_s"] / b4["mean_s"], rel=0.01)
+    assert heavy["fast"]["geomean_speedup_mean"] == equal["fast"]["geomean_speedup_mean"]
+
+
+def test_cells_without_enough_runs_are_not_tested():
+    rows = [r for r in planted_runs(reps=2)]
+    cells = cell_table(rows, "os", 0.95)
+    tested = [c for c in cells if c["strategy"] != "os"]
+    assert all(c["mean_test"] == "not applied" and not c["mean_significant"] for c in tested)
+    assert all(row["benchmarks"] == 0 for row in summary_table(cells, "os", 0.95))
+
+
+def test_analyse_writes_csv_json_and_text(tmp_path):
+    write_runs(planted_runs(reps=10), tmp_path / "runs.csv")
+    text = analyse(tmp_path / "runs.csv", tmp_path / "stats", campaign="c", baseline="os",
+                   confidence=0.95)
+    with (tmp_path / "stats" / "cells.csv").open() as handle:
+        assert len(list(csv.DictReader(handle))) == 16
+    data = json.loads((tmp_path / "stats" / "stats.json").read_text())
+    assert data["meta"]["baseline"] == "os" and len(data["summary"]) == 4
+    assert "fast" in text and "4/4" in text
