@@ -106,7 +106,9 @@ def summary_table(cells: list[dict], baseline: str, confidence: float,
     for cell in cells:
         groups[(cell["machine"], cell["threads"], cell["strategy"])].append(cell)
     table = []
-    for (machine, threads, strategy), group in sorted(groups.items()):
+    baseline_first = sorted(groups.items(), key=lambda item: (
+        item[0][0], item[0][1], item[0][2] != baseline, item[0][2]))
+    for (machine, threads, strategy), group in baseline_first:
         usable = [c for c in group if c["n"] >= 3 and (by_key.get(
             (machine, c["benchmark"], threads, baseline)) or {}).get("n", 0) >= 3]
         variances = [c["variance"] for c in usable if c["variance"] is not None]

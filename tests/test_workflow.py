@@ -71,7 +71,7 @@ def test_tiny_campaign_end_to_end(tmp_path, cc):
     assert cells[("crash", "compact")]["mean_test"] == "not applied"
     tables = read_csv(results / "stats" / "summary.csv")
     assert [(t["machine"], t["strategy"], t["benchmarks"]) for t in tables] == [
-        ("here", s, "1") for s in sorted(STRATEGIES)]
+        ("here", s, "1") for s in ["os", "compact", "random", "scatter"]]
     assert (results / "stats" / "summary.txt").read_text() in run.stdout
     plan_text = (results / "nehalem" / "plan.txt").read_text()
     assert "compact: 0 2 4 6 1 3 5 7" in plan_text and "scatter: 0 1 2 3 4 5 6 7" in plan_text
