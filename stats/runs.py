@@ -44,17 +44,21 @@ class Cell:
 
 
 def samples(rows: list[dict]) -> tuple[dict[tuple, list[float]], dict[tuple, dict[str, int]]]:
-    """Cell key -> the times that count, and cell key -> counts of failed and misplaced runs.
+    """Cell key -> the times that count, and cell key -> counts of runs.
 
-    A run counts when it succeeded and its placement was not found wrong
-    (verification ``mismatch`` or ``missing``): a misplaced run measured
-    another placement than its strategy's.
+    The counts are ``failures``, ``misplaced`` (succeeded, but the placement
+    was found wrong: verification ``mismatch`` or ``missing``), ``pinned``
+    (runs with a placement to verify) and ``verified`` (found right). A run's
+    time counts when it succeeded and was not misplaced.
     """
     times: dict[tuple, list[float]] = defaultdict(list)
     dropped: dict[tuple, dict[str, int]] = {}
     for row in rows:
         key = tuple(row[k] for k in CELL_KEYS)
-        counts = dropped.setdefault(key, {"failures": 0, "misplaced": 0})
+        counts = dropped.setdefault(key, dict.fromkeys(("failures", "misplaced", "pinned",
+                                                        "verified"), 0))
+        counts["pinned"] += row["verification"] != "n/a"
+        counts["verified"] += row["verification"] == "ok"
         if not row["ok"]:
             counts["failures"] += 1
         elif row["verification"] in FAILED_VERIFICATION:
@@ -67,12 +71,6 @@ def samples(rows: list[dict]) -> tuple[dict[tuple, list[float]], dict[tuple, dic
 def summarise(rows: list[dict]) -> dict[tuple, Cell]:
     """Cell key -> statistics of the runs that count."""
     times, dropped = samples(rows)
-    pinned: Counter = Counter()
-    verified: Counter = Counter()
-    for row in rows:
-        key = tuple(row[k] for k in CELL_KEYS)
-        pinned[key] += row["verification"] != "n/a"
-        verified[key] += row["verification"] == "ok"
     cells = {}
     for key, counts in dropped.items():
         sample = times.get(key, [])
@@ -81,10 +79,7 @@ def summarise(rows: list[dict]) -> dict[tuple, Cell]:
             mean=statistics.fmean(sample) if sample else None,
             median=statistics.median(sample) if sample else None,
             variance=statistics.variance(sample) if len(sample) > 1 else None,
-            failures=counts["failures"],
-            misplaced=counts["misplaced"],
-            verified=verified[key],
-            pinned=pinned[key],
+            **counts,
         )
     return cells
 

@@ -25,6 +25,7 @@ from stats.speeduptest import SampleError, speedup_test
 
 CELL_COLUMNS = [
     "machine", "benchmark", "threads", "strategy", "baseline", "n", "failures", "misplaced",
+    "pinned", "verified",
     "mean_s", "median_s", "min_s", "variance", "speedup_mean", "speedup_median", "speedup_min",
     "mean_significant", "mean_p", "mean_test", "median_significant", "median_p", "median_test",
     "p_x_greater_y", "speedup_mean_low", "speedup_mean_high", "speedup_median_low",
