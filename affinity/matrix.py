@@ -22,12 +22,12 @@ def read_matrix(path: Path) -> np.ndarray:
     except OSError as exc:
         raise MatrixError(f"cannot read {path}: {exc.strerror}") from None
     rows = [line.replace(";", ",").split(",") for line in text.splitlines() if line.strip()]
+    if not rows or any(len(row) != len(rows) for row in rows):
+        raise MatrixError(f"{path}: not a square matrix ({len(rows)} rows)")
     try:
         matrix = np.array([[float(cell) for cell in row] for row in rows], dtype=float)
     except ValueError:
         raise MatrixError(f"{path}: not a matrix of numbers") from None
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.size == 0:
-        raise MatrixError(f"{path}: not a square matrix ({len(rows)} rows)")
     if not np.all(np.isfinite(matrix)) or np.any(matrix < 0):
         raise MatrixError(f"{path}: weights must be finite and non-negative")
     if not np.allclose(matrix, matrix.T, rtol=1e-9, atol=0):
