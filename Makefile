@@ -3,7 +3,7 @@
 
 run: setup
 	.venv/bin/snakemake --cores all
-	@echo "pinbench: results in results/$$(.venv/bin/python -c 'import yaml; print(yaml.safe_load(open("config/config.yaml"))["campaign"])')/ (runs.csv, summary.txt)"
+	@echo "pinbench report: $(CURDIR)/results/$$(.venv/bin/python -c 'import yaml; print(yaml.safe_load(open("config/config.yaml"))["campaign"])')/report/index.html"
 
 test: setup
 	.venv/bin/python -m pytest tests

@@ -11,6 +11,7 @@ include: "rules/build.smk"
 include: "rules/placement.smk"
 include: "rules/measure.smk"
 include: "rules/analyse.smk"
+include: "rules/report.smk"
 
 
 rule all:

@@ -4,7 +4,8 @@ import sys
 
 sys.path.insert(0, workflow.basedir)
 
-from affinity import campaign, topology, workflow_support
+from affinity import campaign, environment, topology, workflow_support
+from reports import html_report
 from stats import runs as stats_runs, tables as stats_tables
 from affinity.seeding import derive_seed
 
@@ -57,16 +58,40 @@ def measured_runs():
     ]
 
 
+def all_placements():
+    """Every placement file of the campaign, planned machines included."""
+    return [
+        f
+        for m in MACHINES.values()
+        for bench in config["benchmarks"]
+        for n in m.threads
+        for f in expand(
+            f"{RESULTS}/{m.name}/placements/{bench}/t{n}/{{strategy}}.json",
+            strategy=STRATEGIES,
+        )
+    ]
+
+
+def report_inputs():
+    """What the report reads: topologies, placements and, when measured, runs and statistics."""
+    inputs = [f"{RESULTS}/{m}/topology.xml" for m in MACHINES] + all_placements()
+    if MEASURED:
+        inputs += [f"{RESULTS}/runs.csv", f"{RESULTS}/stats/stats.json"]
+        inputs += [f"{RESULTS}/{m.name}/environment.json" for m in MEASURED]
+    return inputs
+
+
 def all_targets():
-    """What `all` builds: the runs table and summary, and the plan of unmeasured machines."""
+    """What `all` builds: tables and summaries, plans of unmeasured machines, the report."""
     targets = [f"{RESULTS}/{m.name}/plan.txt" for m in PLANNED]
     if MEASURED:
         targets += [f"{RESULTS}/runs.csv", f"{RESULTS}/summary.txt", f"{RESULTS}/stats/summary.txt"]
-    return targets
+    return targets + [f"{RESULTS}/report"]
 
 
 def print_summaries():
-    """Print the cell summary and the plans at the end of a successful run."""
+    """Print the summaries and plans, then the report's path, at the end of a successful run."""
     for target in all_targets():
         if target.endswith(".txt") and Path(target).exists():
             print(f"\n== {target}\n{Path(target).read_text()}")
+    print(f"report: {Path(RESULTS, 'report', 'index.html').resolve()}")

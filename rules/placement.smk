@@ -18,15 +18,7 @@ rule placement:
 
 rule plan:
     input:
-        lambda wildcards: [
-            f
-            for bench in config["benchmarks"]
-            for n in MACHINES[wildcards.machine].threads
-            for f in expand(
-                f"{RESULTS}/{wildcards.machine}/placements/{bench}/t{n}/{{strategy}}.json",
-                strategy=STRATEGIES,
-            )
-        ],
+        lambda wildcards: [f for f in all_placements() if f.startswith(f"{RESULTS}/{wildcards.machine}/")],
     output:
         f"{RESULTS}/{{machine}}/plan.txt",
     log:

@@ -20,6 +20,7 @@ elif ! command -v clang >/dev/null; then
   missing+=(libomp-dev)
 fi
 python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
+[ -x /usr/bin/chromium ] || missing+=(chromium)   # the report test opens the report in it
 
 if ((${#missing[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -1,0 +1,57 @@
+"""What the machine and toolchain were when a campaign measured: recorded for the report."""
+from __future__ import annotations
+
+import json
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import snakemake
+
+
+def _first_line(argv: list[str]) -> str:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    lines = (proc.stdout or proc.stderr).strip().splitlines()
+    return lines[0] if lines else "unknown"
+
+
+def openmp_runtime(binary: str) -> str:
+    """The OpenMP runtime library a binary loads (from ``ldd``), e.g. ``libgomp.so.1``."""
+    proc = subprocess.run(["ldd", binary], capture_output=True, text=True, check=False)
+    for line in proc.stdout.splitlines():
+        name = line.strip().split(" ")[0]
+        if "omp" in name:
+            return line.strip().split(" (0x")[0]
+    return "none found"
+
+
+def governors() -> str:
+    """The CPU frequency governors in use (``unreadable`` when sysfs has none)."""
+    found = {p.read_text().strip()
+             for p in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/cpufreq/scaling_governor")}
+    return ", ".join(sorted(found)) or "unreadable"
+
+
+def describe(compiler: str, binary: str) -> dict:
+    """Kernel, compiler, OpenMP runtime, governor and tool versions of this machine."""
+    return {
+        "hostname": platform.node(),
+        "kernel": f"{platform.system()} {platform.release()} {platform.machine()}",
+        "compiler": _first_line([*shlex.split(compiler), "--version"]),
+        "openmp_runtime": openmp_runtime(binary),
+        "governor": governors(),
+        "aslr_setting": Path("/proc/sys/kernel/randomize_va_space").read_text().strip(),
+        "hwloc": _first_line(["lstopo-no-graphics", "--version"]),
+        "python": sys.version.split()[0],
+        "snakemake": snakemake.__version__,
+    }
+
+
+def write(compiler: str, binary: str, out: Path) -> None:
+    """Write :func:`describe` as JSON."""
+    out.write_text(json.dumps(describe(compiler, binary), indent=1) + "\n")

@@ -1,0 +1,1 @@
+"""pinbench reports: the self-contained HTML campaign report and its figures."""

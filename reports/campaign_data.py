@@ -1,0 +1,168 @@
+"""Everything the report shows, read from a campaign's results directory.
+
+Only files the campaign produced are read; a section whose data is absent
+(no measurement on a planned machine, no affinity matrix before tracing) is
+simply left out. Nothing here measures or recomputes statistics.
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import json
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from affinity.matrix import MatrixError, read_matrix
+from affinity.topology import Node, TopologyError, parse_xml
+from reports import figures
+
+
+def read_json(path: Path):
+    """A JSON file's content, or None when the campaign did not write it."""
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def read_runs(path: Path) -> list[dict]:
+    """The campaign's runs table (empty when nothing was measured)."""
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        row["threads"] = int(row["threads"])
+        row["order_index"] = int(row["order_index"])
+        row["time_s"] = float(row["time_s"]) if row["time_s"] else None
+    return rows
+
+
+def lstopo_image(topology_xml: Path) -> str | None:
+    """lstopo's drawing of the machine as a data URI (an <img>, so nothing in it can run)."""
+    proc = subprocess.run(["lstopo-no-graphics", "--input", str(topology_xml), "--of", "svg", "-"],
+                          capture_output=True, check=False)
+    if proc.returncode != 0 or not proc.stdout:
+        return None
+    return "data:image/svg+xml;base64," + base64.b64encode(proc.stdout).decode()
+
+
+def placement_tree(node: Node, threads_on: dict[int, int]) -> dict:
+    """The tree for drawing: chains of single children are folded into one box, as lstopo does."""
+    labels = []
+    while True:
+        labels.append(node.type + (f" P#{node.os_index}" if node.type in ("Package", "PU") else ""))
+        if len(node.children) != 1:
+            break
+        node = node.children[0]
+    box = {"label": " + ".join(labels), "numa": node.numa, "children": []}
+    if node.type == "PU":
+        box.update(pu=node.os_index, thread=threads_on.get(node.os_index))
+    box["children"] = [placement_tree(child, threads_on) for child in node.children]
+    return box
+
+
+def _cell_key(cell: dict) -> tuple:
+    return cell["machine"], cell["benchmark"], int(cell["threads"])
+
+
+def verdicts(cells: list[dict]) -> list[dict]:
+    """Per (machine, benchmark, threads): the best significantly faster strategy, if any.
+
+    "Best" is the largest median speedup among strategies whose median or mean
+    test is significant; without one, the verdict is "no significant difference".
+    """
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for cell in cells:
+        if cell["strategy"] != cell["baseline"]:
+            groups[_cell_key(cell)].append(cell)
+    found = []
+    for key, group in sorted(groups.items()):
+        faster = [c for c in group if (c["mean_significant"] or c["median_significant"])
+                  and (c["speedup_median"] or 0) > 1]
+        best = max(faster, key=lambda c: c["speedup_median"]) if faster else None
+        found.append({"machine": key[0], "benchmark": key[1], "threads": key[2], "best": best})
+    return found
+
+
+def summary_by_threads(summary: list[dict]) -> list[dict]:
+    """The study's tables: one per thread count, strategies as rows, machines side by side."""
+    tables: dict[int, dict] = {}
+    for row in summary:
+        table = tables.setdefault(int(row["threads"]), {"machines": [], "rows": {}})
+        if row["machine"] not in table["machines"]:
+            table["machines"].append(row["machine"])
+        table["rows"].setdefault(row["strategy"], {})[row["machine"]] = row
+    return [{"threads": t, "machines": tables[t]["machines"],
+             "rows": list(tables[t]["rows"].items())} for t in sorted(tables)]
+
+
+def benchmark_sections(cells: list[dict], runs: list[dict]) -> list[dict]:
+    """Per (machine, benchmark, threads): the strategies' table and the two figures."""
+    by_key: dict[tuple, list[dict]] = defaultdict(list)
+    for cell in cells:
+        by_key[_cell_key(cell)].append(cell)
+    runs_by_key: dict[tuple, list[dict]] = defaultdict(list)
+    for run in runs:
+        runs_by_key[(run["machine"], run["benchmark"], run["threads"])].append(run)
+    sections = []
+    for key in sorted(by_key):
+        usable = [r for r in runs_by_key[key]
+                  if r["ok"] == "True" and r["verification"] not in ("mismatch", "missing")]
+        strategies = [c["strategy"] for c in by_key[key]]
+        times = {s: [r["time_s"] for r in usable if r["strategy"] == s] for s in strategies}
+        order = {s: [(r["order_index"], r["time_s"]) for r in usable if r["strategy"] == s]
+                 for s in strategies}
+        sections.append({
+            "machine": key[0], "benchmark": key[1], "threads": key[2], "cells": by_key[key],
+            "distribution": figures.distribution(times) if any(times.values()) else None,
+            "run_order": figures.run_order(order) if any(order.values()) else None,
+        })
+    return sections
+
+
+def placement_sections(machine_dir: Path, topology_xml: Path) -> list[dict]:
+    """Per threads and strategy: the thread -> PU map drawn on the tree, and any affinity heatmaps."""
+    try:
+        topo = parse_xml(topology_xml.read_text(), str(topology_xml))
+    except (OSError, TopologyError):
+        return []
+    maps: dict[tuple[int, str], dict[str, list[int]]] = defaultdict(dict)
+    notes: dict[tuple[int, str], str] = {}
+    for path in sorted(machine_dir.glob("placements/*/t*/*.json")):
+        record = json.loads(path.read_text())
+        key = (record["threads"], record["strategy"])
+        pus = record.get("pus") or (record.get("pus_by_repetition") or [None])[0]
+        if pus is None:
+            continue
+        if "pus_by_repetition" in record:
+            if key in notes:
+                continue  # random: one example is enough
+            notes[key] = (f"a fresh placement per repetition (seed {record['seed']} for "
+                          f"{path.parent.parent.name}); repetition 0 shown")
+        maps[key][path.parent.parent.name] = pus
+    sections = []
+    for (threads, strategy), per_bench in sorted(maps.items()):
+        distinct: dict[tuple, list[str]] = defaultdict(list)
+        for bench, pus in per_bench.items():
+            distinct[tuple(pus)].append(bench)
+        for pus, benches in distinct.items():
+            label = "every benchmark" if len(distinct) == 1 else ", ".join(benches)
+            threads_on = {pu: thread for thread, pu in enumerate(pus)}
+            sections.append({"threads": threads, "strategy": strategy, "benchmarks": label,
+                             "note": notes.get((threads, strategy), ""), "pus": list(pus),
+                             "tree": placement_tree(topo.root, threads_on)})
+    return sections
+
+
+def heatmaps(machine_dir: Path) -> list[dict]:
+    """Affinity matrices a tracer wrote for this machine, as heatmaps."""
+    found = []
+    for path in sorted(machine_dir.glob("affinity/*/t*.csv")):
+        try:
+            matrix = read_matrix(path)
+        except MatrixError:
+            continue
+        found.append({"benchmark": path.parent.name, "threads": len(matrix),
+                      "svg": figures.heatmap(np.asarray(matrix))})
+    return found

@@ -1,0 +1,77 @@
+"""The self-contained HTML campaign report: ``results/<campaign>/report/index.html``.
+
+It reads only what the campaign wrote (``stats/``, ``runs.csv``, topologies,
+placements, environments, affinity matrices) and never runs a measurement.
+The page needs nothing from the network: styles are inline, figures are
+inline SVG, the machine drawings are data URIs. Everything that comes from a
+campaign file or a benchmark's output goes through Jinja2's autoescaping.
+"""
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import jinja2
+import yaml
+from markupsafe import Markup
+
+from reports import campaign_data as data
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["num"] = lambda v, digits=4: "–" if v in (None, "") else f"{float(v):.{digits}g}"
+    env.filters["pval"] = lambda v: "–" if v in (None, "") else f"{float(v):.2g}"
+    env.filters["svg"] = Markup  # our own matplotlib output, with no campaign text inside
+    return env
+
+
+def run_counts(runs: list[dict]) -> dict:
+    """Totals over the campaign's runs."""
+    return {
+        "runs": len(runs),
+        "failed": sum(r["ok"] != "True" for r in runs),
+        "misplaced": sum(r["verification"] in ("mismatch", "missing") for r in runs),
+        "first": min((r["started_at"] for r in runs), default=None),
+        "last": max((r["started_at"] for r in runs), default=None),
+    }
+
+
+def context(results: Path, config: dict, measured: list[str]) -> dict:
+    """All the template needs, from the campaign's results directory."""
+    stats = data.read_json(results / "stats" / "stats.json") or {"cells": [], "summary": []}
+    runs = data.read_runs(results / "runs.csv")
+    machines = []
+    for name in config["machines"]:
+        machine_dir = results / name
+        topology = machine_dir / "topology.xml"
+        machines.append({
+            "name": name, "measured": name in measured,
+            "topology": config["machines"][name]["topology"],
+            "drawing": data.lstopo_image(topology) if topology.exists() else None,
+            "environment": data.read_json(machine_dir / "environment.json"),
+            "placements": data.placement_sections(machine_dir, topology),
+            "heatmaps": data.heatmaps(machine_dir),
+        })
+    return {
+        "campaign": config["campaign"], "config": config,
+        "config_text": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
+        "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "counts": run_counts(runs), "machines": machines,
+        "verdicts": data.verdicts(stats["cells"]),
+        "summary_tables": data.summary_by_threads(stats["summary"]),
+        "benchmarks": data.benchmark_sections(stats["cells"], runs),
+        "descriptions": {b: e.get("description", "") for b, e in config["benchmarks"].items()},
+    }
+
+
+def build_report(results: Path, config: dict, measured: list[str], out: Path) -> Path:
+    """Render the report into ``out`` (a directory); return the path of ``index.html``."""
+    html = _environment().get_template("report.html.j2").render(context(results, config, measured))
+    out.mkdir(parents=True, exist_ok=True)
+    index = out / "index.html"
+    index.write_text(html)
+    return index

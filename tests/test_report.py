@@ -1,0 +1,107 @@
+"""The HTML report of a tiny campaign, opened in headless Chromium."""
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+
+HOSTILE = ('<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+           '"quoted" & <b>bold</b>')
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(work),
+               "--configfile", str(work / "campaign.yaml"), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("report")
+    config = {
+        "campaign": "reported", "repetitions": 4, "threads": ["all"],
+        "machines": {"here": {"topology": "auto"}, "nehalem": {"topology": "nehalem"}},
+        "benchmarks": {
+            "spin": {"source": "tests/data/spin.c", "input": "15", "description": HOSTILE},
+            "slow": {"source": "tests/data/spin.c", "input": "30"},
+        },
+    }
+    (work / "campaign.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert f"report: {work / 'results' / 'reported' / 'report' / 'index.html'}" in run.stdout
+    return work
+
+
+def index(work: Path) -> Path:
+    return work / "results" / "reported" / "report" / "index.html"
+
+
+def test_hostile_text_is_escaped_and_nothing_is_fetched(campaign):
+    html = index(campaign).read_text()
+    assert "<script>window.__pwned" not in html and "onerror=\"window" not in html
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "url(http" not in html and "@import" not in html
+
+
+def test_the_report_renders_in_chromium(campaign, tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed (scripts/setup.sh installs it)")
+    from playwright.sync_api import sync_playwright
+
+    problems = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.on("request", lambda r: None if r.url.startswith(("file:", "data:")) else problems.append(r.url))
+        page.goto(index(campaign).as_uri())
+        page.wait_for_load_state("load")
+        assert page.locator("table.summary").first.is_visible()
+        assert page.locator("table.summary th", has_text="here").first.is_visible()
+        assert page.locator("figure.plot svg").first.is_visible()
+        assert page.locator("img.lstopo").first.evaluate("img => img.naturalWidth") > 0
+        assert page.locator(".description").first.inner_text().startswith("<script>")
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        browser.close()
+    assert problems == []
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_planned_machine_placements_are_drawn(campaign):
+    html = index(campaign).read_text()
+    assert "nehalem" in html and "planned, not measured" in html
+    assert "Thread → PU: 0 2 4 6 1 3 5 7" in html  # compact on the Nehalem preset
+
+
+def test_rebuilding_the_report_measures_nothing(campaign):
+    journal = campaign / "results" / "reported" / "here" / "journal" / "spin"
+    before = {p.name: p.read_text() for p in journal.glob("*.jsonl")}
+    rebuilt = snakemake(campaign, "--forcerun", "report")
+    assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
+    assert "rule measure" not in rebuilt.stdout + rebuilt.stderr
+    assert "rule report" in rebuilt.stdout + rebuilt.stderr
+    assert {p.name: p.read_text() for p in journal.glob("*.jsonl")} == before
+
+
+def test_snakemake_report_includes_ours(campaign):
+    archive = campaign / "snakemake-report.zip"
+    made = snakemake(campaign, "--report", str(archive))
+    assert made.returncode == 0, made.stderr[-3000:]
+    with zipfile.ZipFile(archive) as bundle:
+        ours = [bundle.read(name).decode() for name in bundle.namelist()
+                if name.endswith("/index.html")]
+    assert len(ours) == 1 and "pinbench campaign <code>reported</code>" in ours[0]
+    assert "figure class=\"plot\"" in ours[0]
+    shutil.rmtree(campaign / ".snakemake", ignore_errors=True)
