@@ -148,7 +148,9 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     run = snakemake(work)
     assert run.returncode == 0, run.stderr[-3000:]
     results = work / "results" / "study-plan"
-    assert sorted(p.name for p in results.iterdir()) == ["ccnuma96", "core2", "nehalem"]
+    assert sorted(p.name for p in results.iterdir()) == [
+        "ccnuma96", "core2", "logs", "nehalem", "report"]
+    assert "Thread → PU: 0 24 48 72 6 30 54 78" in (results / "report" / "index.html").read_text()
     assert not list(results.glob("*/bin")) and not list(results.glob("*/runs"))
     core2 = (results / "core2" / "plan.txt").read_text()
     assert "pairs, 4 threads:" in core2 and "compact: 0 4 2 6\n" in core2
