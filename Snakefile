@@ -8,6 +8,7 @@ min_version("9.0")
 include: "rules/common.smk"
 include: "rules/topology.smk"
 include: "rules/build.smk"
+include: "rules/trace.smk"
 include: "rules/placement.smk"
 include: "rules/measure.smk"
 include: "rules/analyse.smk"

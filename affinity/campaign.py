@@ -23,6 +23,7 @@ RESERVED_ENV = frozenset({"OMP_NUM_THREADS", "OMP_PLACES", "OMP_PROC_BIND",
                           "OMP_DISPLAY_AFFINITY", "OMP_AFFINITY_FORMAT", "GOMP_CPU_AFFINITY",
                           "KMP_AFFINITY"})
 BUILD_FIELDS = {"cc", "cflags", "ldflags", "source", "output"}
+TRACE_BUILD_FIELDS = BUILD_FIELDS | {"trace_cflags", "trace_ldflags"}
 RUN_FIELDS = {"binary", "input"}
 #: Names of campaigns, machines and benchmarks (config/schema.yaml): safe as path parts.
 NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -127,6 +128,9 @@ def _check_benchmarks(config: dict, root: Path) -> None:
             bench["source"] = str(source)
         if "output" not in used:
             raise ConfigError(f"{where}.build: must write the binary to {{output}}")
+        traced = _check_template(bench["trace_build"], TRACE_BUILD_FIELDS, f"{where}.trace_build")
+        if "source" in traced and "source" not in bench:
+            raise ConfigError(f"{where}.source: required by the trace_build command")
         if "binary" not in _check_template(bench["run"], RUN_FIELDS, f"{where}.run"):
             raise ConfigError(f"{where}.run: must start the built {{binary}}")
         _check_regex(bench["validate"], f"{where}.validate")
@@ -182,10 +186,15 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     the presets, and relative paths in the campaign are read from it.
     """
     validate_schema(config, root / "config" / "schema.yaml")
-    unknown = [s for s in config["strategies"] if s not in strategies.KNOWN]
-    if unknown:
-        raise ConfigError(f"strategies: unknown strategy {unknown[0]!r} "
-                          f"(known: {', '.join(strategies.KNOWN)})")
+    for name in config["strategies"]:
+        try:
+            strategies.parse_strategy(name)
+        except strategies.PlacementError as exc:
+            raise ConfigError(f"strategies: {exc}") from None
+    graph = [s for s in config["strategies"] if strategies.needs_matrix(s)]
+    if graph and config["tracing"]["when"] == "never":
+        raise ConfigError(f"tracing.when: \"never\", but strategy {graph[0]!r} needs the "
+                          "affinity matrices a tracer makes")
     if config["baseline"] not in config["strategies"]:
         raise ConfigError(f"baseline: {config['baseline']!r} is not one of the campaign's strategies")
     _check_env(config["env"], "env")
@@ -201,12 +210,27 @@ def default_config(root: Path) -> dict:
     return yaml.safe_load((root / "config" / "config.yaml").read_text())
 
 
-def build_command(config: dict, bench: str, output: str) -> str:
-    """The shell command that builds one benchmark into ``output``."""
+def traces(config: dict) -> bool:
+    """Whether the campaign traces its benchmarks (``tracing.when``; auto: a graph strategy asks)."""
+    when = config["tracing"]["when"]
+    return when == "always" or (
+        when == "auto" and any(strategies.needs_matrix(s) for s in config["strategies"]))
+
+
+def build_command(config: dict, bench: str, output: str,
+                  traced_flags: tuple[str, str] | None = None) -> str:
+    """The shell command that builds one benchmark into ``output``.
+
+    With ``traced_flags`` (compile and link flags of the tsan tracer), the
+    benchmark's ``trace_build`` command, which builds the traced variant.
+    """
     entry = config["benchmarks"][bench]
     fields = dict(config["compiler"])
     fields.update(output=shlex.quote(output), source=shlex.quote(entry.get("source", "")))
-    return entry["build"].format(**fields)
+    if traced_flags is None:
+        return entry["build"].format(**fields)
+    fields.update(trace_cflags=traced_flags[0], trace_ldflags=traced_flags[1])
+    return entry["trace_build"].format(**fields)
 
 
 def build_sources(config: dict, bench: str) -> list[str]:
@@ -218,7 +242,11 @@ def build_sources(config: dict, bench: str) -> list[str]:
     return [source, *headers]
 
 
-def run_argv(config: dict, bench: str, binary: str) -> list[str]:
-    """The argument vector of one run (no shell, so the launcher times the program itself)."""
+def run_argv(config: dict, bench: str, binary: str, traced: bool = False) -> list[str]:
+    """The argument vector of one run (no shell, so the launcher times the program itself).
+
+    ``traced`` uses the benchmark's ``trace_input`` when it has one.
+    """
     entry = config["benchmarks"][bench]
-    return shlex.split(entry["run"].format(binary=shlex.quote(binary), input=entry["input"]))
+    size = entry["trace_input"] if traced and entry["trace_input"] is not None else entry["input"]
+    return shlex.split(entry["run"].format(binary=shlex.quote(binary), input=size))

@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from affinity import campaign
+from affinity import campaign, trace
 from affinity.placement import describe, write_placements
 
 _SESSION_LOCK: list[int] = []  # the open descriptor, held for the life of the process
@@ -31,10 +31,28 @@ def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: s
     }, sort_keys=True)
 
 
-def place(topology: str, wildcards, params, first_output: str, log: str) -> None:
+def place(inputs, wildcards, params, first_output: str, log: str) -> None:
     """The placement rule: every strategy's file for one (machine, benchmark, threads)."""
-    write_placements(topology, int(wildcards.n), params.strategies, Path(first_output).parent,
-                     params.seed, params.repetitions, Path(log))
+    matrix = Path(inputs.matrix) if hasattr(inputs, "matrix") else None
+    write_placements(inputs.topology, int(wildcards.n), params.strategies,
+                     Path(first_output).parent, params.seed, params.repetitions, Path(log), matrix)
+
+
+def traced_build_command(config: dict, bench: str, output: str) -> str:
+    """The build command of a benchmark's tsan-traced variant (builds the tracer if needed)."""
+    return campaign.build_command(config, bench, output, trace.traced_build_flags())
+
+
+def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> None:
+    """The trace rule: one traced run of a benchmark with N threads, its matrix and sidecar."""
+    tracing = config["tracing"]
+    argv = campaign.run_argv(config, wildcards.bench, binary, traced=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} | config["env"] | \
+        config["benchmarks"][wildcards.bench]["env"]
+    with open(log, "w") as out:
+        trace.trace(argv, int(wildcards.n), matrix, tracing["tracer"], tracing["weight"],
+                    tracing["line_bytes"], env=env, stdout=out, stderr=out,
+                    timeout=tracing["timeout_s"])
 
 
 def analyse_options(config: dict) -> dict:

@@ -128,6 +128,7 @@ def placement_sections(machine_dir: Path, topology_xml: Path) -> list[dict]:
     except (OSError, TopologyError):
         return []
     maps: dict[tuple[int, str], dict[str, list[int]]] = defaultdict(dict)
+    objectives: dict[tuple[int, str], dict[str, float]] = defaultdict(dict)
     notes: dict[tuple[int, str], str] = {}
     for path in sorted(machine_dir.glob("placements/*/t*/*.json")):
         record = json.loads(path.read_text())
@@ -141,6 +142,8 @@ def placement_sections(machine_dir: Path, topology_xml: Path) -> list[dict]:
             notes[key] = (f"a fresh placement per repetition (seed {record['seed']} for "
                           f"{path.parent.parent.name}); repetition 0 shown")
         maps[key][path.parent.parent.name] = pus
+        if record.get("J") is not None:
+            objectives[key][path.parent.parent.name] = record["J"]
     sections = []
     for (threads, strategy), per_bench in sorted(maps.items()):
         distinct: dict[tuple, list[str]] = defaultdict(list)
@@ -151,6 +154,8 @@ def placement_sections(machine_dir: Path, topology_xml: Path) -> list[dict]:
             threads_on = {pu: thread for thread, pu in enumerate(pus)}
             sections.append({"threads": threads, "strategy": strategy, "benchmarks": label,
                              "note": notes.get((threads, strategy), ""), "pus": list(pus),
+                             "objective": {b: objectives[(threads, strategy)][b] for b in benches
+                                           if b in objectives[(threads, strategy)]},
                              "tree": placement_tree(topo.root, threads_on)})
     return sections
 

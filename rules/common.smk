@@ -19,6 +19,7 @@ except campaign.ConfigError as exc:
 RESULTS = f"results/{config['campaign']}"
 PY = f"PYTHONPATH={shlex.quote(workflow.basedir)} {shlex.quote(sys.executable)}"
 STRATEGIES = config["strategies"]
+TRACING = campaign.traces(config)
 MEASURED = [m for m in MACHINES.values() if m.measure]
 PLANNED = [m for m in MACHINES.values() if not m.measure]
 workflow_support.clear_stale_locks()
@@ -41,6 +42,20 @@ def placement_files(wildcards):
 def build_sources(wildcards):
     """A benchmark's source and the headers beside it, so editing either rebuilds it."""
     return campaign.build_sources(config, wildcards.bench)
+
+
+def traced_binary(wildcards):
+    """The binary a trace runs: the tsan-instrumented build, or the plain one for binary tracers."""
+    suffix = ".traced" if config["tracing"]["tracer"] == "tsan" else ""
+    return f"{RESULTS}/{wildcards.machine}/bin/{wildcards.bench}{suffix}"
+
+
+def placement_inputs(wildcards):
+    """The topology, and the affinity matrix when the campaign traces."""
+    inputs = {"topology": f"{RESULTS}/{wildcards.machine}/topology.xml"}
+    if TRACING:
+        inputs["matrix"] = f"{RESULTS}/{wildcards.machine}/affinity/{wildcards.bench}/t{wildcards.n}.csv"
+    return inputs
 
 
 def random_seed(wildcards):

@@ -1,6 +1,6 @@
 rule placement:
     input:
-        f"{RESULTS}/{{machine}}/topology.xml",
+        unpack(placement_inputs),
     output:
         expand(
             f"{RESULTS}/{{{{machine}}}}/placements/{{{{bench}}}}/t{{{{n}}}}/{{strategy}}.json",
@@ -13,7 +13,7 @@ rule placement:
     log:
         f"{RESULTS}/{{machine}}/logs/placement/{{bench}}/t{{n}}.log",
     run:
-        workflow_support.place(input[0], wildcards, params, output[0], log[0])
+        workflow_support.place(input, wildcards, params, output[0], log[0])
 
 
 rule plan:

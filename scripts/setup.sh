@@ -11,6 +11,11 @@ command -v make >/dev/null || missing+=(make)
 command -v pgrep >/dev/null || missing+=(procps)      # the kill-and-resume test looks for orphans
 command -v taskset >/dev/null || missing+=(util-linux)
 command -v clang >/dev/null || missing+=(clang)
+# the cache-line sharing tracers (pintools/): C++ and Fortran test programs, the Valgrind
+# tool (Debian's valgrind ships the tool headers and static core libraries it builds against)
+command -v g++ >/dev/null || missing+=(g++)
+command -v gfortran >/dev/null || missing+=(gfortran)
+command -v valgrind >/dev/null || missing+=(valgrind)
 # clang's OpenMP runtime (libomp): a tiny OpenMP program must link
 if command -v clang >/dev/null &&
    ! printf 'int main(void){\n#pragma omp parallel\n;return 0;}\n' |

@@ -90,13 +90,13 @@ def _num(value: float | None) -> str:
 
 def summary_text(rows: list[dict]) -> str:
     """The printed summary: one line per cell, then every kind of failure."""
-    header = (f"{'machine':<12} {'benchmark':<14} {'thr':>4} {'strategy':<10} {'n':>4} "
+    header = (f"{'machine':<12} {'benchmark':<14} {'thr':>4} {'strategy':<13} {'n':>4} "
               f"{'mean_s':>9} {'median_s':>9} {'variance':>10} {'failed':>6}  verified")
     lines = [header]
     for key, cell in sorted(summarise(rows).items()):
         machine, bench, threads, strategy = key
         check = f"{cell.verified}/{cell.pinned}" if cell.pinned else "n/a"
-        lines.append(f"{machine:<12} {bench:<14} {threads:>4} {strategy:<10} {cell.n:>4} "
+        lines.append(f"{machine:<12} {bench:<14} {threads:>4} {strategy:<13} {cell.n:>4} "
                      f"{_num(cell.mean):>9} {_num(cell.median):>9} {_num(cell.variance):>10} "
                      f"{cell.failures:>6}  {check}")
     failures = Counter((r["machine"], r["benchmark"], r["threads"], r["failure"].split(": ")[0])

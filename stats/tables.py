@@ -149,7 +149,7 @@ def summary_text(summary: list[dict], baseline: str, confidence: float) -> str:
     lines = [f"Overall speedups against {baseline!r} (sum of baseline statistics over sum of "
              f"strategy statistics; geometric means of per-benchmark speedups beside them); "
              f"benchmarks significantly faster at confidence {confidence:g} with their interval."]
-    header = (f"{'machine':<12} {'thr':>4} {'strategy':<10} {'mean':>6} {'(geo)':>6} "
+    header = (f"{'machine':<12} {'thr':>4} {'strategy':<13} {'mean':>6} {'(geo)':>6} "
               f"{'median':>6} {'(geo)':>6} {'variance range':>22} {'faster (mean)':>22} "
               f"{'faster (median)':>22}")
     lines.append(header)
@@ -161,7 +161,7 @@ def summary_text(summary: list[dict], baseline: str, confidence: float) -> str:
                     f"[{row[f'significant_{stat}_low']:.2f};{row[f'significant_{stat}_high']:.2f}]")
         variance = f"[{_fmt(row['variance_min'], 3)} ; {_fmt(row['variance_max'], 3)}]"
         lines.append(
-            f"{row['machine']:<12} {row['threads']:>4} {row['strategy']:<10} "
+            f"{row['machine']:<12} {row['threads']:>4} {row['strategy']:<13} "
             f"{_fmt(row['overall_speedup_mean'], 4):>6} {_fmt(row['geomean_speedup_mean'], 4):>6} "
             f"{_fmt(row['overall_speedup_median'], 4):>6} {_fmt(row['geomean_speedup_median'], 4):>6} "
             f"{variance:>22} {share('mean'):>22} {share('median'):>22}")

@@ -77,7 +77,7 @@ DELETE = object()
     (("machines", "study", "threads"), [4, 16], "machines.study.threads: 16 threads exceed the 8"),
     (("weights",), {"spin": 0}, "weights.spin: 0 is less than or equal to the minimum of 0"),
     (("weights",), {"other": 2}, "weights.other: not a benchmark of the campaign"),
-    (("strategies",), ["os", "lpgp"], "strategies: unknown strategy 'lpgp'"),
+    (("strategies",), ["os", "magic"], "strategies: unknown strategy 'magic'"),
     (("baseline",), "gp", "baseline: 'gp' is not one of the campaign's strategies"),
     (("benchmarks", "spin", "timeout_s"), -1, "benchmarks.spin.timeout_s: -1 is less than or equal"),
     (("benchmarks", "spin", "runn"), "x", "benchmarks.spin: Additional properties are not allowed"),
@@ -98,6 +98,15 @@ def test_bad_config_is_refused_with_the_field_named(path, value, message):
         load(edit(path, value))
     text = str(info.value)
     assert message in text and "\n" not in text
+
+
+def test_graph_strategies_need_tracing():
+    config = base() | {"strategies": ["os", "lpgp-2"], "tracing": {"when": "never"}}
+    with pytest.raises(campaign.ConfigError, match="tracing.when: \"never\", but strategy 'lpgp-2'"):
+        load(config)
+    config = base() | {"strategies": ["os", "lpgp-2", "hierarchical"]}
+    loaded, _ = load(config)
+    assert campaign.traces(loaded) and not campaign.traces(load(base())[0])
 
 
 def test_snakemake_stops_with_one_line(tmp_path):

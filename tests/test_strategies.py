@@ -85,9 +85,15 @@ def test_too_many_threads_are_refused(machines, strategy):
         placement.make_placement(machines["nehalem"], strategy, 9)
 
 
-def test_unknown_strategy(machines):
-    with pytest.raises(strategies.PlacementError, match="unknown strategy 'lpgp'"):
-        placement.make_placement(machines["nehalem"], "lpgp", 2)
+@pytest.mark.parametrize("name", ["treematch", "lpgp-0", "lpgp-x", "gp-4", "lp-compact-2", "LPGP"])
+def test_unknown_strategy(machines, name):
+    with pytest.raises(strategies.PlacementError, match=f"unknown strategy '{name}'"):
+        placement.make_placement(machines["nehalem"], name, 2)
+
+
+def test_graph_strategies_need_a_matrix(machines):
+    with pytest.raises(strategies.PlacementError, match="'lpgp-2' needs an affinity matrix"):
+        placement.make_placement(machines["nehalem"], "lpgp-2", 2)
 
 
 def test_omp_places_string():

@@ -1,5 +1,6 @@
 """Tiny campaigns through the real `snakemake`: plan, run, failures, kill and resume, lint."""
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -129,7 +130,6 @@ def test_killed_campaign_resumes_without_losing_or_duplicating_runs(tmp_path, wh
     assert len(keys) == len(set(keys)) == reps * len(STRATEGIES)
     assert all(r["ok"] == "True" for r in rows)
     started = {r["started_at"] for r in rows}
-    import json
     assert all(json.loads(line)["started_at"] in started for line in journaled)
     assert journaled_runs(journal) == reps * len(STRATEGIES)
 
@@ -151,9 +151,18 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     assert sorted(p.name for p in results.iterdir()) == [
         "ccnuma96", "core2", "logs", "nehalem", "report"]
     assert "Thread → PU: 0 24 48 72 6 30 54 78" in (results / "report" / "index.html").read_text()
-    assert not list(results.glob("*/bin")) and not list(results.glob("*/runs"))
+    assert not list(results.glob("*/runs")) and not list(results.glob("*/journal"))
+    assert [p.name for p in results.glob("*/bin/*")] == ["pairs.traced"] * 3  # traced builds only
     core2 = (results / "core2" / "plan.txt").read_text()
-    assert "pairs, 4 threads:" in core2 and "compact: 0 4 2 6\n" in core2
+    assert "pairs, 4 threads:" in core2 and "compact: 0 4 2 6 (J " in core2
     ccnuma = (results / "ccnuma96" / "plan.txt").read_text()
-    assert "scatter: 0 24 48 72 6 30 54 78 12 36 60 84 18 42 66 90\n" in ccnuma
+    assert "scatter: 0 24 48 72 6 30 54 78 12 36 60 84 18 42 66 90 (J " in ccnuma
     assert ccnuma in run.stdout
+    for strategy in ("lp-compact", "lp-scatter", "gp", "lpgp", "gplp", "hierarchical"):
+        assert f"{strategy}: " in ccnuma
+    placements = results / "nehalem" / "placements" / "pairs" / "t8"
+    jays = {p.stem: json.loads(p.read_text())["J"] for p in placements.glob("*.json")}
+    assert jays["os"] is None and all(j > 0 for s, j in jays.items() if s != "os")
+    assert jays["hierarchical"] <= min(j for s, j in jays.items() if s not in ("os", "random"))
+    assert jays["hierarchical"] < jays["compact"]  # pairs are threads i and i+4: compact splits them
+    assert (results / "nehalem" / "affinity" / "pairs" / "t8.json").exists()

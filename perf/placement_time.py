@@ -1,0 +1,82 @@
+"""How long each placement strategy takes, and how that grows with the number of threads.
+
+For N = 96, 256 and 1024 threads on synthetic trees of exactly N PUs, each
+strategy places N threads by a sparse and a dense random affinity matrix
+(seeded): sparse = a ring of neighbours plus random extra edges, about 8 per
+thread, like the sharing of a stencil or a task graph; dense = every pair a
+random weight. Prints one line per (tree, matrix, strategy) with the seconds
+of ``affinity.placement.make_placement`` (strategy plus J plus the record),
+then the growth exponent between consecutive sizes (time ~ N^e).
+Usage: ``python perf/placement_time.py [--sizes 96 256 1024] [--strategies ...]``.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from affinity.placement import make_placement  # noqa: E402
+from affinity.strategies import FIXED, GRAPH  # noqa: E402
+from affinity.topology import load  # noqa: E402
+
+TREES = {
+    96: "Package:4 Core:24 PU:1",
+    256: "Group:4 Package:4 L3Cache:1 L2Cache:8 Core:2 PU:1",
+    1024: "Group:4 Package:4 L3Cache:2 L2Cache:8 Core:2 PU:2",
+}
+
+
+def affinity(n: int, dense: bool, seed: int) -> np.ndarray:
+    """A symmetric random matrix: every pair weighted (dense), or a ring plus ~6 random edges each."""
+    rng = np.random.default_rng(seed)
+    if dense:
+        upper = np.triu(rng.integers(1, 1000, (n, n)), 1)
+    else:
+        upper = np.zeros((n, n), dtype=np.int64)
+        ring = np.arange(n)
+        upper[ring, (ring + 1) % n] = rng.integers(100, 1000, n)
+        extra = rng.integers(0, n, (2, 3 * n))
+        upper[extra[0], extra[1]] = rng.integers(1, 100, 3 * n)
+        upper = np.triu(upper + upper.T, 1)
+    return upper + upper.T
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Time every strategy at each size; print seconds and growth exponents."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=sorted(TREES), choices=sorted(TREES))
+    parser.add_argument("--strategies", nargs="+", default=[*FIXED, *GRAPH])
+    args = parser.parse_args(argv)
+    seconds: dict[tuple[str, str, int], float] = {}
+    print(f"{'N':>5} {'matrix':>6} {'strategy':>12} {'seconds':>8}  tree")
+    for n in args.sizes:
+        topo = load(TREES[n])
+        for kind in ("sparse", "dense"):
+            matrix = affinity(n, kind == "dense", seed=n)
+            for name in args.strategies:
+                start = time.perf_counter()
+                make_placement(topo, name, n, matrix=matrix)
+                seconds[kind, name, n] = time.perf_counter() - start
+                print(f"{n:>5} {kind:>6} {name:>12} {seconds[kind, name, n]:>8.3f}  {TREES[n]}",
+                      flush=True)
+    if len(args.sizes) > 1:
+        print("\ngrowth exponent e (time ~ N^e) between consecutive sizes")
+        for kind in ("sparse", "dense"):
+            for name in args.strategies:
+                steps = []
+                for small, large in zip(args.sizes, args.sizes[1:]):
+                    ratio = seconds[kind, name, large] / max(seconds[kind, name, small], 1e-6)
+                    steps.append(f"{small}->{large}: {math.log(ratio) / math.log(large / small):5.2f}")
+                print(f"{kind:>6} {name:>12}  " + "  ".join(steps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

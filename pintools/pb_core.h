@@ -1,0 +1,530 @@
+/*
+ * pb_core.h -- pinbench tracers: the code the ThreadSanitizer-ABI runtime
+ * (tsan_rt.c), the Valgrind tool (vg_pinbench.c) and the Pin tool
+ * (pin/pinbench.cpp) share, so that they count and weigh alike:
+ *
+ *   - pb_tbl: a per-thread open-addressing hash table, line -> access count;
+ *   - pb_event_update: the numalize-style "recent sharers" state of one line;
+ *   - pb_finish: merge the tables, compute the N x N matrix under one weight
+ *     definition and write the CSV matrix and its JSON sidecar.
+ *
+ * Plain C99 that also compiles as C++ (the Pin tool), with no library calls:
+ * the including file defines, before including this header,
+ *   PB_ALLOC(bytes)          zero-filled memory, never NULL (abort inside)
+ *   PB_FREE(ptr, bytes)
+ *   PB_FILE                  a file handle type, PB_NOFILE its failure value
+ *   PB_OPEN(path)            create/truncate for writing
+ *   PB_WRITE(f, buf, len)    write all bytes, returns 0 on success
+ *   PB_CLOSE(f)              returns 0 on success
+ *   PB_RENAME(old, new)      returns 0 on success
+ * and includes <stdint.h>-like types uint64_t/uint32_t/uintptr_t.
+ *
+ * Weights (W is symmetric, diagonal 0; c_t(l) = accesses of thread t to line l):
+ *   common: W[i][j] = sum over lines l touched by both i and j of c_i(l) + c_j(l)
+ *   min:    W[i][j] = sum over lines l touched by both of min(c_i(l), c_j(l))
+ *   events: W[i][j] = E[i][j] + E[j][i], E[i][j] = accesses of i to a line whose
+ *           two most recent distinct accessors included j (numalize).
+ * An access counts once for every line it touches (an access straddling two
+ * lines counts on both).
+ */
+#ifndef PB_CORE_H
+#define PB_CORE_H
+
+#define PB_WEIGHT_COMMON 0
+#define PB_WEIGHT_MIN 1
+#define PB_WEIGHT_EVENTS 2
+
+/* OpenMP thread ids beyond this are folded into the last one (documented) */
+#define PB_MAX_THREADS 4096
+
+static const char *const pb_weight_names[3] = {"common", "min", "events"};
+static const char *const pb_weight_defs[3] = {
+    "W[i][j] = sum over cache lines touched by both i and j of (accesses by i + accesses by j)",
+    "W[i][j] = sum over cache lines touched by both i and j of min(accesses by i, accesses by j)",
+    ("W[i][j] = E[i][j] + E[j][i]; E[i][j] = accesses by i to a line whose two most recent "
+     "distinct accessors include j (numalize sharing events)"),
+};
+
+/* ------------------------------------------------------------------ small string helpers */
+
+static int pb_streq(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
+/* weight name -> PB_WEIGHT_*, or -1 */
+static int pb_parse_weight(const char *s)
+{
+    for (int w = 0; w < 3; w++)
+        if (pb_streq(s, pb_weight_names[w]))
+            return w;
+    return -1;
+}
+
+/* decimal unsigned integer, or -1 on anything else */
+static long long pb_parse_uint(const char *s)
+{
+    long long v = 0;
+    if (!s || !*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > 100000000000LL)
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v;
+}
+
+/* line size in bytes (power of two, 8..4096) -> log2, or -1 */
+static int pb_parse_line(const char *s)
+{
+    long long v = pb_parse_uint(s);
+    for (int sh = 3; sh <= 12; sh++)
+        if (v == (1LL << sh))
+            return sh;
+    return -1;
+}
+
+/* ------------------------------------------------------------------ the per-thread table */
+
+/* Entries hold the counts of a "page" of PB_PAGE_LINES consecutive lines, so that
+ * the lines of a streamed array sit next to each other in the table too. */
+#define PB_PAGE_BITS 3
+#define PB_PAGE_LINES (1 << PB_PAGE_BITS)
+
+typedef struct pb_ent {
+    uint64_t key;                 /* 0: empty, else page index + 1 */
+    uint64_t val[PB_PAGE_LINES];  /* access counts (or sharer states) of its lines */
+} pb_ent;
+
+typedef struct pb_tbl {
+    uint64_t last_key;   /* key of the last entry used ... */
+    pb_ent *last;        /* ... and the entry itself (pb_dummy when none) */
+    pb_ent *ent;         /* 2^bits entries */
+    int shift;           /* 64 - bits */
+    int line_shift;      /* log2 line bytes */
+    uint32_t tid;        /* the thread these counts belong to */
+    uint64_t mask;       /* 2^bits - 1 */
+    uint64_t used;       /* occupied entries */
+    uint64_t limit;      /* grow beyond this (load factor 1/2) */
+    uint64_t *ev;        /* events row (PB_MAX_THREADS), NULL unless weight=events */
+    struct pb_tbl *next; /* all tables of the process */
+} pb_tbl;
+
+static pb_ent pb_dummy; /* target of `last` in an empty table (key 0 never matches) */
+static volatile uint64_t pb_table_bytes; /* bytes of all tables now (for the sidecar) */
+static volatile uint64_t pb_table_bytes_peak;
+
+#define PB_HASH(key, shift) (((key) * UINT64_C(0x9E3779B97F4A7C15)) >> (shift))
+
+static void pb_bytes_add(int64_t delta)
+{
+    uint64_t now = __atomic_add_fetch(&pb_table_bytes, (uint64_t)delta, __ATOMIC_RELAXED);
+    uint64_t peak = __atomic_load_n(&pb_table_bytes_peak, __ATOMIC_RELAXED);
+    while (now > peak &&
+           !__atomic_compare_exchange_n(&pb_table_bytes_peak, &peak, now, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+static void pb_tbl_init(pb_tbl *t, uint32_t tid, int line_shift, int bits)
+{
+    t->ent = (pb_ent *)PB_ALLOC(sizeof(pb_ent) << bits);
+    pb_bytes_add((int64_t)(sizeof(pb_ent) << bits));
+    t->mask = (UINT64_C(1) << bits) - 1;
+    t->shift = 64 - bits;
+    t->line_shift = line_shift;
+    t->used = 0;
+    t->limit = (UINT64_C(1) << bits) / 2;
+    t->last_key = 0;
+    t->last = &pb_dummy;
+    t->tid = tid;
+    t->ev = 0;
+    t->next = 0;
+}
+
+/* double the table */
+static void pb_tbl_grow(pb_tbl *t)
+{
+    pb_ent *old = t->ent;
+    uint64_t n = t->mask + 1;
+    t->ent = (pb_ent *)PB_ALLOC(sizeof(pb_ent) * 2 * n);
+    pb_bytes_add((int64_t)(sizeof(pb_ent) * 2 * n));
+    t->mask = 2 * n - 1;
+    t->shift -= 1;
+    t->limit = n;
+    for (uint64_t i = 0; i < n; i++)
+        if (old[i].key) {
+            uint64_t j = PB_HASH(old[i].key, t->shift);
+            while (t->ent[j].key)
+                j = (j + 1) & t->mask;
+            t->ent[j] = old[i];
+        }
+    PB_FREE(old, sizeof(pb_ent) * n);
+    pb_bytes_add(-(int64_t)(sizeof(pb_ent) * n));
+    t->last_key = 0;
+    t->last = &pb_dummy;
+}
+
+/* the entry of `key` (page index + 1), inserted (zero counts) if missing */
+static pb_ent *pb_tbl_slot(pb_tbl *t, uint64_t key)
+{
+    uint64_t i = PB_HASH(key, t->shift);
+    for (;;) {
+        pb_ent *e = &t->ent[i];
+        if (e->key == key)
+            return e;
+        if (e->key == 0) {
+            if (t->used >= t->limit) {
+                pb_tbl_grow(t);
+                return pb_tbl_slot(t, key);
+            }
+            t->used++;
+            e->key = key;
+            return e;
+        }
+        i = (i + 1) & t->mask;
+    }
+}
+
+/* the counter of line index `line` (its page entry becomes `last`) */
+static inline uint64_t *pb_tbl_counter(pb_tbl *t, uint64_t line)
+{
+    uint64_t key = (line >> PB_PAGE_BITS) + 1;
+    if (key != t->last_key) {
+        t->last = pb_tbl_slot(t, key);
+        t->last_key = key;
+    }
+    return &t->last->val[line & (PB_PAGE_LINES - 1)];
+}
+
+/* ------------------------------------------------------------------ sharing events */
+
+/* One access by thread `tid` to a line whose sharer state is *state (two 16-bit
+ * slots: most recent distinct accessor + 1, the one before + 1; 0 = none).
+ * Counts events into `row` (row[j]: events of tid with j) and returns the new
+ * state (the caller stores it only when it changed). */
+static inline uint32_t pb_event_update(uint32_t state, uint32_t tid, uint64_t *row)
+{
+    uint32_t me = (tid >= 0xfffe ? 0xfffe : tid) + 1, a = state >> 16, b = state & 0xffff;
+    if (a == me) {
+        if (b)
+            row[b - 1]++;
+        return state;
+    }
+    if (a) {
+        row[a - 1]++;
+        if (b && b != me)
+            row[b - 1]++;
+    }
+    return me << 16 | a;
+}
+
+/* ------------------------------------------------------------------ merge and weigh */
+
+typedef struct pb_rec {
+    uint64_t line;
+    uint64_t count;
+    uint64_t tid;
+} pb_rec;
+
+/* sort by line (LSD radix sort, 11-bit digits, on the bits that vary), then
+ * by thread within each line (insertion sort: a line has few records) */
+static void pb_sort(pb_rec *r, uint64_t n)
+{
+    if (n < 2)
+        return;
+    uint64_t lo = r[0].line, hi = r[0].line;
+    for (uint64_t i = 1; i < n; i++) {
+        if (r[i].line < lo)
+            lo = r[i].line;
+        if (r[i].line > hi)
+            hi = r[i].line;
+    }
+    pb_rec *tmp = (pb_rec *)PB_ALLOC(sizeof(pb_rec) * n);
+    uint64_t *count = (uint64_t *)PB_ALLOC(sizeof(uint64_t) << 11);
+    pb_rec *src = r, *dst = tmp;
+    for (int sh = 0; sh < 64 && ((hi - lo) >> sh) != 0; sh += 11) {
+        for (int d = 0; d < 2048; d++)
+            count[d] = 0;
+        for (uint64_t i = 0; i < n; i++)
+            count[((src[i].line - lo) >> sh) & 2047]++;
+        for (uint64_t d = 0, sum = 0; d < 2048; d++) {
+            uint64_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            dst[count[((src[i].line - lo) >> sh) & 2047]++] = src[i];
+        pb_rec *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != r)
+        for (uint64_t i = 0; i < n; i++)
+            r[i] = src[i];
+    PB_FREE(count, sizeof(uint64_t) << 11);
+    PB_FREE(tmp, sizeof(pb_rec) * n);
+    for (uint64_t i = 1; i < n; i++)
+        for (uint64_t j = i; j > 0 && r[j - 1].line == r[j].line && r[j - 1].tid > r[j].tid; j--) {
+            pb_rec x = r[j];
+            r[j] = r[j - 1];
+            r[j - 1] = x;
+        }
+}
+
+/* what pb_finish reports */
+typedef struct pb_result {
+    const char *tracer;      /* "tsan", "valgrind", "pin" */
+    const char *thread_ids;  /* how thread ids were obtained */
+    int weight;              /* PB_WEIGHT_* */
+    int line_shift;          /* log2 line bytes */
+    uint64_t threads;        /* matrix size N (filled in) */
+    uint64_t accesses;       /* total counted accesses (filled in) */
+    uint64_t distinct_lines; /* (filled in) */
+    uint64_t shared_lines;   /* lines touched by >= 2 threads (filled in) */
+    uint64_t seconds_ns;     /* time from tracer start to the end of writing */
+    uint64_t records;        /* (line, thread) pairs (filled in) */
+} pb_result;
+
+/* buffered writer over PB_FILE */
+typedef struct pb_writer {
+    PB_FILE f;
+    int err;
+    uint32_t len;
+    char buf[1 << 16];
+} pb_writer;
+
+static void pb_flush(pb_writer *o)
+{
+    if (o->len && !o->err && PB_WRITE(o->f, o->buf, o->len) != 0)
+        o->err = 1;
+    o->len = 0;
+}
+
+static void pb_putc(pb_writer *o, char c)
+{
+    if (o->len == sizeof o->buf)
+        pb_flush(o);
+    o->buf[o->len++] = c;
+}
+
+static void pb_puts(pb_writer *o, const char *s)
+{
+    while (*s)
+        pb_putc(o, *s++);
+}
+
+static void pb_putu(pb_writer *o, uint64_t v)
+{
+    char d[24];
+    int n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        pb_putc(o, d[--n]);
+}
+
+/* a JSON string (escapes quotes, backslashes and control characters) */
+static void pb_putjs(pb_writer *o, const char *s)
+{
+    pb_putc(o, '"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            pb_putc(o, '\\');
+            pb_putc(o, (char)c);
+        } else if (c < 0x20) {
+            static const char hex[] = "0123456789abcdef";
+            pb_puts(o, "\\u00");
+            pb_putc(o, hex[c >> 4]);
+            pb_putc(o, hex[c & 15]);
+        } else {
+            pb_putc(o, (char)c);
+        }
+    }
+    pb_putc(o, '"');
+}
+
+/* ns as seconds with 6 decimals */
+static void pb_putsec(pb_writer *o, uint64_t ns)
+{
+    uint64_t us = ns / 1000;
+    pb_putu(o, us / 1000000);
+    pb_putc(o, '.');
+    char d[6];
+    for (int i = 5; i >= 0; i--, us /= 10)
+        d[i] = (char)('0' + us % 10);
+    for (int i = 0; i < 6; i++)
+        pb_putc(o, d[i]);
+}
+
+/* open `path`.tmp for writing; 0 on success */
+static int pb_out_open(pb_writer *o, const char *path, char *tmp, uint32_t tmpsize)
+{
+    uint32_t n = 0;
+    while (path[n] && n + 5 < tmpsize) {
+        tmp[n] = path[n];
+        n++;
+    }
+    if (path[n])
+        return -1;
+    tmp[n] = '.'; tmp[n + 1] = 't'; tmp[n + 2] = 'm'; tmp[n + 3] = 'p'; tmp[n + 4] = 0;
+    o->f = PB_OPEN(tmp);
+    o->err = o->f == PB_NOFILE;
+    o->len = 0;
+    return o->err ? -1 : 0;
+}
+
+static int pb_out_close(pb_writer *o, const char *tmp, const char *path)
+{
+    if (o->err)
+        return -1;
+    pb_flush(o);
+    if (PB_CLOSE(o->f) != 0 || o->err)
+        return -1;
+    return PB_RENAME(tmp, path);
+}
+
+/*
+ * Merge the tables (several tables may hold the same thread: their counts
+ * add up), weigh, and write the matrix to `csv` and the sidecar to `json`
+ * (each through a .tmp file renamed into place). `min_threads` is the least
+ * matrix size (N = max(min_threads, highest thread id + 1)). `raw`, if not
+ * NULL, also gets "line,thread,count" lines of the merged counts.
+ * Returns 0, or -1 if a file could not be written.
+ */
+static int pb_finish(pb_tbl *tables, uint64_t min_threads, pb_result *res, const char *csv,
+                     const char *json, const char *raw, uint64_t (*now_ns)(void),
+                     uint64_t start_ns)
+{
+    uint64_t nrec = 0, N = min_threads ? min_threads : 1;
+    for (pb_tbl *t = tables; t; t = t->next) {
+        for (uint64_t i = 0; i <= t->mask; i++)
+            if (t->ent[i].key)
+                for (int s = 0; s < PB_PAGE_LINES; s++)
+                    nrec += t->ent[i].val[s] != 0;
+        if (t->tid + 1 > N)
+            N = t->tid + 1;
+    }
+    /* every (line, thread) count, sorted by line then thread, duplicates merged */
+    const uint64_t rec_bytes = sizeof(pb_rec) * (nrec ? nrec : 1);
+    pb_rec *rec = (pb_rec *)PB_ALLOC(rec_bytes);
+    uint64_t k = 0;
+    for (pb_tbl *t = tables; t; t = t->next)
+        for (uint64_t i = 0; i <= t->mask; i++)
+            if (t->ent[i].key)
+                for (int s = 0; s < PB_PAGE_LINES; s++)
+                    if (t->ent[i].val[s]) {
+                        rec[k].line = (t->ent[i].key - 1) << PB_PAGE_BITS | (uint64_t)s;
+                        rec[k].count = t->ent[i].val[s];
+                        rec[k].tid = t->tid;
+                        k++;
+                    }
+    nrec = k;
+    pb_sort(rec, nrec);
+    k = 0;
+    for (uint64_t i = 0; i < nrec; i++) {
+        if (k && rec[k - 1].line == rec[i].line && rec[k - 1].tid == rec[i].tid)
+            rec[k - 1].count += rec[i].count;
+        else
+            rec[k++] = rec[i];
+    }
+    nrec = k;
+
+    uint64_t *W = (uint64_t *)PB_ALLOC(sizeof(uint64_t) * N * N);
+    res->threads = N;
+    res->accesses = res->distinct_lines = res->shared_lines = 0;
+    res->records = nrec;
+    for (uint64_t i = 0; i < nrec;) {
+        uint64_t j = i;
+        while (j < nrec && rec[j].line == rec[i].line)
+            res->accesses += rec[j++].count;
+        res->distinct_lines++;
+        if (j - i >= 2) {
+            res->shared_lines++;
+            if (res->weight != PB_WEIGHT_EVENTS)
+                for (uint64_t a = i; a < j; a++)
+                    for (uint64_t b = a + 1; b < j; b++) {
+                        uint64_t ca = rec[a].count, cb = rec[b].count;
+                        uint64_t w = res->weight == PB_WEIGHT_COMMON ? ca + cb
+                                                                     : (ca < cb ? ca : cb);
+                        W[rec[a].tid * N + rec[b].tid] += w;
+                        W[rec[b].tid * N + rec[a].tid] += w;
+                    }
+        }
+        i = j;
+    }
+    if (res->weight == PB_WEIGHT_EVENTS)
+        for (pb_tbl *t = tables; t; t = t->next)
+            if (t->ev)
+                for (uint64_t j = 0; j < N && j < PB_MAX_THREADS; j++)
+                    if (j != t->tid) {
+                        W[t->tid * N + j] += t->ev[j];
+                        W[j * N + t->tid] += t->ev[j];
+                    }
+
+    char tmp[4200];
+    pb_writer *o = (pb_writer *)PB_ALLOC(sizeof(pb_writer));
+    int bad = 0;
+    if (raw) {
+        if (pb_out_open(o, raw, tmp, sizeof tmp) == 0) {
+            pb_puts(o, "line,thread,count\n");
+            for (uint64_t i = 0; i < nrec; i++) {
+                pb_putu(o, rec[i].line);
+                pb_putc(o, ',');
+                pb_putu(o, rec[i].tid);
+                pb_putc(o, ',');
+                pb_putu(o, rec[i].count);
+                pb_putc(o, '\n');
+            }
+        }
+        bad |= pb_out_close(o, tmp, raw);
+    }
+    if (pb_out_open(o, csv, tmp, sizeof tmp) == 0)
+        for (uint64_t i = 0; i < N; i++)
+            for (uint64_t j = 0; j < N; j++) {
+                pb_putu(o, W[i * N + j]);
+                pb_putc(o, j + 1 < N ? ',' : '\n');
+            }
+    bad |= pb_out_close(o, tmp, csv);
+
+    res->seconds_ns = now_ns() - start_ns;
+    if (pb_out_open(o, json, tmp, sizeof tmp) == 0) {
+        pb_puts(o, "{\n  \"tracer\": ");
+        pb_putjs(o, res->tracer);
+        pb_puts(o, ",\n  \"weight\": ");
+        pb_putjs(o, pb_weight_names[res->weight]);
+        pb_puts(o, ",\n  \"weight_definition\": ");
+        pb_putjs(o, pb_weight_defs[res->weight]);
+        pb_puts(o, ",\n  \"line_bytes\": ");
+        pb_putu(o, UINT64_C(1) << res->line_shift);
+        pb_puts(o, ",\n  \"threads\": ");
+        pb_putu(o, N);
+        pb_puts(o, ",\n  \"accesses\": ");
+        pb_putu(o, res->accesses);
+        pb_puts(o, ",\n  \"distinct_lines\": ");
+        pb_putu(o, res->distinct_lines);
+        pb_puts(o, ",\n  \"shared_lines\": ");
+        pb_putu(o, res->shared_lines);
+        pb_puts(o, ",\n  \"time_s\": ");
+        pb_putsec(o, res->seconds_ns);
+        pb_puts(o, ",\n  \"thread_ids\": ");
+        pb_putjs(o, res->thread_ids);
+        pb_puts(o, ",\n  \"line_thread_pairs\": ");
+        pb_putu(o, nrec);
+        pb_puts(o, ",\n  \"table_bytes_peak\": ");
+        pb_putu(o, pb_table_bytes_peak);
+        pb_puts(o, "\n}\n");
+    }
+    bad |= pb_out_close(o, tmp, json);
+    PB_FREE(o, sizeof(pb_writer));
+    PB_FREE(W, sizeof(uint64_t) * N * N);
+    PB_FREE(rec, rec_bytes);
+    return bad ? -1 : 0;
+}
+
+#endif /* PB_CORE_H */

@@ -1,0 +1,585 @@
+/*
+ * tsan_rt.c -- pinbench: a cache-line sharing tracer behind the ThreadSanitizer ABI.
+ *
+ * A program compiled with -fsanitize=thread (gcc, g++, gfortran, clang, clang++)
+ * calls __tsan_read8(addr), __tsan_write4(addr), __tsan_func_entry(pc), ... around
+ * every memory access and function.  Linked with this runtime instead of libtsan
+ * (compile flags and link flags kept apart, see pintools/README.md), the program
+ * counts its accesses per (cache line, OpenMP thread) and writes the N x N
+ * sharing matrix when it exits.
+ *
+ * - Thread id: omp_get_thread_num() at every instrumented function entry (the
+ *   outlined body of a parallel region or task always is one), cached per OS
+ *   thread; code before the first entry asks once.
+ * - Counting: per (OS thread, OpenMP thread) open-addressing hash tables
+ *   (pb_core.h), no locks or shared writes on the access path, so the threads keep
+ *   running in parallel; merged at exit.
+ * - weight=events keeps, in addition, a shared shadow of 4 bytes per line (the two
+ *   most recent distinct accessors), read and written with relaxed atomics.
+ * - Options come from the environment (read once, at the first call):
+ *     PINBENCH_TRACE_OUT      matrix CSV path; unset: nothing is traced or written
+ *     PINBENCH_TRACE_JSON     sidecar path (default: OUT with its extension -> .json)
+ *     PINBENCH_TRACE_WEIGHT   common (default) | min | events
+ *     PINBENCH_TRACE_LINE     line size in bytes, power of two 8..4096 (default 64)
+ *     PINBENCH_TRACE_THREADS  least matrix size N (default: highest thread id + 1)
+ *     PINBENCH_TRACE_RAW      optional path for "line,thread,count" records
+ *   A bad value stops the program at start-up with one line on stderr, status 2.
+ * - The atomic operations are performed (sequentially consistent) and counted as
+ *   a read (load), a write (store) or both (read-modify-write, exchange, CAS).
+ *
+ * Build: cc -O2 -fPIC -c tsan_rt.c; ar rcs libpinbench_tsan.a tsan_rt.o tsan_wrap.o
+ * (affinity/trace.py does it on demand).  The runtime itself must NOT be compiled
+ * with -fsanitize=thread.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+static void pb_die(const char *msg, const char *detail);
+
+static void *pb_mmap(size_t bytes, int noreserve)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | (noreserve ? MAP_NORESERVE : 0), -1, 0);
+    if (p == MAP_FAILED)
+        pb_die("out of memory", NULL);
+    return p;
+}
+
+#define PB_ALLOC(bytes) pb_mmap((bytes), 0)
+#define PB_FREE(ptr, bytes) munmap((ptr), (bytes))
+#define PB_FILE int
+#define PB_NOFILE (-1)
+#define PB_OPEN(path) open((path), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+#define PB_WRITE(f, buf, len) pb_write_all((f), (buf), (len))
+#define PB_CLOSE(f) close(f)
+#define PB_RENAME(a, b) rename((a), (b))
+
+#include <stdio.h> /* rename */
+
+static int pb_write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, buf, len);
+        if (n <= 0)
+            return -1;
+        buf += n, len -= (size_t)n;
+    }
+    return 0;
+}
+
+#include "pb_core.h"
+
+#define PB_TLS __thread __attribute__((tls_model("initial-exec")))
+#define PB_EXPORT __attribute__((visibility("default")))
+#define PB_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* a marker, so that a traced binary can be recognised (strings, grep) */
+PB_EXPORT const char pinbench_tsan_runtime[] = "pinbench-tsan-runtime 1";
+
+/* the OpenMP runtime, if the program has one (gcc: libgomp, clang: libomp) */
+extern int omp_get_thread_num(void) __attribute__((weak));
+
+/* ------------------------------------------------------------------ state */
+
+static int pb_state;        /* 0: not initialised, 3: being initialised, 1: tracing, 2: off */
+static int pb_shift = 6;    /* log2 line bytes */
+static int pb_events;       /* weight == events: keep the sharer shadow */
+static int pb_weight;
+static uint64_t pb_min_threads;
+static const char *pb_out, *pb_raw;
+static char pb_json[4096];
+static uint64_t pb_start_ns;
+static pid_t pb_pid;
+static pb_tbl *pb_tables;   /* every table of the process (pushed with CAS) */
+
+/* pb_cur: the table of (this OS thread, its current OpenMP thread id), the one the
+ * access path uses; it stays NULL when tracing is off and with weight=events, so
+ * that those cases take the slow path, which uses pb_mine_cur. */
+static PB_TLS pb_tbl *pb_cur;
+static PB_TLS pb_tbl *pb_mine_cur;
+/* pb_cur->ent and pb_cur->shift, copied here to save a load on the access path; when
+ * pb_cur is NULL they name pb_nowhere, whose two empty entries never match, so the
+ * access path needs no test of its own */
+static pb_ent pb_nowhere[2];
+static PB_TLS pb_ent *pb_fast_ent = pb_nowhere;
+static PB_TLS int pb_fast_shift = 63;
+static PB_TLS int pb_cur_tid = -1;      /* the OpenMP thread id they belong to */
+static PB_TLS pb_tbl **pb_mine;         /* this OS thread's tables by thread id */
+
+/* events: two-level shadow, 4 bytes per line, leaves of 2^20 lines made on demand */
+#define PB_LEAF_BITS 20
+static uint32_t **pb_shadow;
+static uint64_t pb_shadow_n;
+
+static size_t pb_strlen(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+static void pb_die(const char *msg, const char *detail)
+{
+    static const char pre[] = "pinbench-tsan: ";
+    pb_write_all(2, pre, sizeof pre - 1);
+    pb_write_all(2, msg, pb_strlen(msg));
+    if (detail) {
+        pb_write_all(2, " ", 1);
+        pb_write_all(2, detail, pb_strlen(detail));
+    }
+    pb_write_all(2, "\n", 1);
+    _exit(2);
+}
+
+static uint64_t pb_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void pb_atexit(void);
+
+static void pb_init_once(void);
+
+/* read the options once (normally in a constructor, before any thread exists; if
+ * threads race here, one initialises and the others wait) */
+static void pb_init(void)
+{
+    int s = __atomic_load_n(&pb_state, __ATOMIC_ACQUIRE);
+    if (s == 1 || s == 2)
+        return;
+    int zero = 0;
+    if (__atomic_compare_exchange_n(&pb_state, &zero, 3, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        pb_init_once();
+    else
+        while (__atomic_load_n(&pb_state, __ATOMIC_ACQUIRE) == 3)
+            sched_yield();
+}
+
+__attribute__((constructor)) static void pb_ctor(void) { pb_init(); }
+
+static void pb_init_once(void)
+{
+    const char *v;
+    if ((v = getenv("PINBENCH_TRACE_WEIGHT")) && *v) {
+        pb_weight = pb_parse_weight(v);
+        if (pb_weight < 0)
+            pb_die("PINBENCH_TRACE_WEIGHT must be common, min or events, not", v);
+    }
+    if ((v = getenv("PINBENCH_TRACE_LINE")) && *v) {
+        pb_shift = pb_parse_line(v);
+        if (pb_shift < 0)
+            pb_die("PINBENCH_TRACE_LINE must be a power of two from 8 to 4096, not", v);
+    }
+    if ((v = getenv("PINBENCH_TRACE_THREADS")) && *v) {
+        long long n = pb_parse_uint(v);
+        if (n < 1 || n > PB_MAX_THREADS)
+            pb_die("PINBENCH_TRACE_THREADS must be an integer from 1 to 4096, not", v);
+        pb_min_threads = (uint64_t)n;
+    }
+    pb_out = getenv("PINBENCH_TRACE_OUT");
+    if (!pb_out || !*pb_out) { /* not asked to trace */
+        __atomic_store_n(&pb_state, 2, __ATOMIC_RELEASE);
+        return;
+    }
+    v = getenv("PINBENCH_TRACE_JSON");
+    const char *src = v && *v ? v : pb_out;
+    size_t n = pb_strlen(src);
+    if (n + 6 > sizeof pb_json)
+        pb_die("output path too long:", pb_out);
+    for (size_t i = 0; i <= n; i++)
+        pb_json[i] = src[i];
+    if (src == pb_out) { /* OUT with its extension replaced by .json */
+        size_t dot = n;
+        for (size_t i = n; i-- > 0 && pb_json[i] != '/';)
+            if (pb_json[i] == '.') {
+                dot = i;
+                break;
+            }
+        for (size_t i = 0; i < 6; i++)
+            pb_json[dot + i] = ".json"[i];
+    }
+    pb_raw = getenv("PINBENCH_TRACE_RAW");
+    if (pb_raw && !*pb_raw)
+        pb_raw = NULL;
+    pb_events = pb_weight == PB_WEIGHT_EVENTS;
+    if (pb_events) {
+        int bits = 47 - pb_shift - PB_LEAF_BITS;
+        pb_shadow_n = UINT64_C(1) << (bits > 0 ? bits : 0);
+        pb_shadow = (uint32_t **)pb_mmap(pb_shadow_n * sizeof *pb_shadow, 1);
+    }
+    pb_pid = getpid();
+    pb_start_ns = pb_now_ns();
+    atexit(pb_atexit);
+    __atomic_store_n(&pb_state, 1, __ATOMIC_RELEASE);
+}
+
+/* this OS thread now runs as OpenMP thread `tid`: its table (made on demand) */
+static __attribute__((noinline)) pb_tbl *pb_switch(int tid)
+{
+    if (PB_UNLIKELY(pb_state != 1 && pb_state != 2))
+        pb_init();
+    pb_cur_tid = tid;
+    if (pb_state != 1) {
+        pb_fast_ent = pb_nowhere;
+        pb_fast_shift = 63;
+        return pb_cur = pb_mine_cur = NULL;
+    }
+    if (tid < 0)
+        tid = 0;
+    if (tid >= PB_MAX_THREADS)
+        tid = PB_MAX_THREADS - 1;
+    if (!pb_mine)
+        pb_mine = (pb_tbl **)PB_ALLOC(PB_MAX_THREADS * sizeof *pb_mine);
+    pb_tbl *t = pb_mine[tid];
+    if (!t) {
+        t = (pb_tbl *)PB_ALLOC(sizeof *t);
+        pb_tbl_init(t, (uint32_t)tid, pb_shift, 8);
+        if (pb_events)
+            t->ev = (uint64_t *)PB_ALLOC(PB_MAX_THREADS * sizeof *t->ev);
+        t->next = __atomic_load_n(&pb_tables, __ATOMIC_RELAXED);
+        while (!__atomic_compare_exchange_n(&pb_tables, &t->next, t, 1, __ATOMIC_RELEASE,
+                                            __ATOMIC_RELAXED))
+            ;
+        pb_mine[tid] = t;
+    }
+    pb_mine_cur = t;
+    pb_cur = pb_events ? NULL : t;
+    pb_fast_ent = pb_cur ? t->ent : pb_nowhere;
+    pb_fast_shift = pb_cur ? t->shift : 63;
+    return t;
+}
+
+static inline int pb_omp_tid(void)
+{
+    return omp_get_thread_num ? omp_get_thread_num() : 0;
+}
+
+static __attribute__((noinline)) uint32_t *pb_leaf(uint64_t hi)
+{
+    uint32_t *leaf = (uint32_t *)pb_mmap(sizeof(uint32_t) << PB_LEAF_BITS, 1);
+    uint32_t *none = NULL;
+    if (!__atomic_compare_exchange_n(&pb_shadow[hi], &none, leaf, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        munmap(leaf, sizeof(uint32_t) << PB_LEAF_BITS);
+        return none;
+    }
+    pb_bytes_add((int64_t)(sizeof(uint32_t) << PB_LEAF_BITS));
+    return leaf;
+}
+
+static void pb_event(pb_tbl *t, uint64_t line)
+{
+    uint64_t hi = line >> PB_LEAF_BITS;
+    if (hi >= pb_shadow_n)
+        return; /* beyond the 47-bit user address space */
+    uint32_t *leaf = __atomic_load_n(&pb_shadow[hi], __ATOMIC_ACQUIRE);
+    if (!leaf)
+        leaf = pb_leaf(hi);
+    uint32_t *s = &leaf[line & ((UINT64_C(1) << PB_LEAF_BITS) - 1)];
+    uint32_t old = __atomic_load_n(s, __ATOMIC_RELAXED);
+    uint32_t now = pb_event_update(old, t->tid, t->ev);
+    if (now != old)
+        __atomic_store_n(s, now, __ATOMIC_RELAXED);
+}
+
+/* count one access to line index `line` (slow path: any case) */
+static __attribute__((noinline)) void pb_count_slow(pb_tbl *t, uint64_t line)
+{
+    if (pb_events)
+        pb_event(t, line);
+    (*pb_tbl_counter(t, line))++;
+    if (t == pb_cur) { /* the table may have grown */
+        pb_fast_ent = t->ent;
+        pb_fast_shift = t->shift;
+    }
+}
+
+/* the access path missed: another page of the table, or no table in use (not yet
+ * attached, tracing off, weight=events) */
+static __attribute__((noinline)) void pb_miss(uint64_t line)
+{
+    pb_tbl *t = pb_cur;
+    if (PB_LIKELY(t != NULL)) {
+        pb_count_slow(t, line);
+        return;
+    }
+    t = pb_mine_cur;
+    if (!t && (pb_state == 2 || !(t = pb_switch(pb_omp_tid()))))
+        return;
+    pb_count_slow(t, line);
+}
+
+/* the access path of one line: a hit at the first probe of the current table */
+static inline __attribute__((always_inline)) void pb_line(uint64_t line)
+{
+    uint64_t key = (line >> PB_PAGE_BITS) + 1;
+    pb_ent *e = &pb_fast_ent[PB_HASH(key, pb_fast_shift)];
+    if (PB_LIKELY(e->key == key)) {
+        e->val[line & (PB_PAGE_LINES - 1)]++;
+        return;
+    }
+    pb_miss(line);
+}
+
+/* an access of `size` bytes that may straddle lines (or a range); also the path
+ * of every access when pb_cur is NULL */
+static __attribute__((noinline)) void pb_acc_range(uintptr_t a, size_t size)
+{
+    if (!size)
+        return;
+    pb_tbl *t = pb_mine_cur;
+    if (!t) {
+        if (pb_state == 2 || !(t = pb_switch(pb_omp_tid())))
+            return;
+    }
+    uint64_t first = a >> pb_shift, last = (a + size - 1) >> pb_shift;
+    for (uint64_t l = first; l <= last; l++)
+        if (pb_cur)
+            pb_line(l);
+        else
+            pb_count_slow(t, l);
+}
+
+static inline __attribute__((always_inline)) void pb_acc(uintptr_t a)
+{
+    pb_line(a >> pb_shift);
+}
+
+static inline __attribute__((always_inline)) void pb_acc_n(uintptr_t a, size_t size)
+{
+    if (PB_LIKELY(((a ^ (a + size - 1)) >> pb_shift) == 0))
+        pb_acc(a);
+    else
+        pb_acc_range(a, size);
+}
+
+/* for tsan_wrap.c (memcpy & co.): one access per line of [a, a+size) */
+void pinbench_tsan_range(const void *a, size_t size) { pb_acc_range((uintptr_t)a, size); }
+
+/* ------------------------------------------------------------------ exit: weigh and write */
+
+static void pb_atexit(void)
+{
+    if (pb_state != 1 || getpid() != pb_pid)
+        return; /* not tracing, or a forked child */
+    pb_state = 2; /* later accesses (destructors) are no longer counted ... */
+    pb_cur = pb_mine_cur = NULL; /* ... in this thread (others may still count) */
+    pb_fast_ent = pb_nowhere;
+    pb_fast_shift = 63;
+    pb_result res = {0};
+    res.tracer = "tsan";
+    res.thread_ids = "omp_get_thread_num() at instrumented function entry";
+    res.weight = pb_weight;
+    res.line_shift = pb_shift;
+    pb_tbl *tables = __atomic_load_n(&pb_tables, __ATOMIC_ACQUIRE);
+    if (pb_finish(tables, pb_min_threads, &res, pb_out, pb_json, pb_raw, pb_now_ns,
+                  pb_start_ns) != 0) {
+        static const char msg[] = "pinbench-tsan: cannot write the matrix to ";
+        pb_write_all(2, msg, sizeof msg - 1);
+        pb_write_all(2, pb_out, pb_strlen(pb_out));
+        pb_write_all(2, "\n", 1);
+    }
+}
+
+/* ------------------------------------------------------------------ the ABI: set-up, functions */
+
+PB_EXPORT void __tsan_init(void) { pb_init(); }
+
+PB_EXPORT void __tsan_func_entry(void *pc)
+{
+    (void)pc;
+    int tid = pb_omp_tid();
+    if (PB_UNLIKELY(tid != pb_cur_tid))
+        pb_switch(tid);
+}
+
+PB_EXPORT void __tsan_func_exit(void) {}
+PB_EXPORT void __tsan_ignore_thread_begin(void) {}
+PB_EXPORT void __tsan_ignore_thread_end(void) {}
+
+/* ------------------------------------------------------------------ the ABI: plain accesses */
+
+/* aligned accesses of 1..8 bytes never straddle a line of >= 8 bytes */
+#define PB_ALIGNED(kind, n)                                                              \
+    PB_EXPORT void __tsan_##kind##n(void *a) { pb_acc((uintptr_t)a); }                   \
+    PB_EXPORT void __tsan_##kind##n##_pc(void *a, void *pc)                              \
+    {                                                                                    \
+        (void)pc;                                                                        \
+        pb_acc((uintptr_t)a);                                                            \
+    }                                                                                    \
+    PB_EXPORT void __tsan_volatile_##kind##n(void *a) { pb_acc((uintptr_t)a); }
+/* 16-byte and unaligned accesses may straddle */
+#define PB_MAYBE_SPLIT(kind, n)                                                          \
+    PB_EXPORT void __tsan_unaligned_##kind##n(void *a) { pb_acc_n((uintptr_t)a, n); }    \
+    PB_EXPORT void __tsan_unaligned_volatile_##kind##n(void *a)                          \
+    {                                                                                    \
+        pb_acc_n((uintptr_t)a, n);                                                       \
+    }
+
+PB_ALIGNED(read, 1)
+PB_ALIGNED(read, 2)
+PB_ALIGNED(read, 4)
+PB_ALIGNED(read, 8)
+PB_ALIGNED(write, 1)
+PB_ALIGNED(write, 2)
+PB_ALIGNED(write, 4)
+PB_ALIGNED(write, 8)
+PB_MAYBE_SPLIT(read, 2)
+PB_MAYBE_SPLIT(read, 4)
+PB_MAYBE_SPLIT(read, 8)
+PB_MAYBE_SPLIT(read, 16)
+PB_MAYBE_SPLIT(write, 2)
+PB_MAYBE_SPLIT(write, 4)
+PB_MAYBE_SPLIT(write, 8)
+PB_MAYBE_SPLIT(write, 16)
+
+PB_EXPORT void __tsan_read16(void *a) { pb_acc_n((uintptr_t)a, 16); }
+PB_EXPORT void __tsan_write16(void *a) { pb_acc_n((uintptr_t)a, 16); }
+PB_EXPORT void __tsan_read16_pc(void *a, void *pc) { (void)pc; pb_acc_n((uintptr_t)a, 16); }
+PB_EXPORT void __tsan_write16_pc(void *a, void *pc) { (void)pc; pb_acc_n((uintptr_t)a, 16); }
+PB_EXPORT void __tsan_volatile_read16(void *a) { pb_acc_n((uintptr_t)a, 16); }
+PB_EXPORT void __tsan_volatile_write16(void *a) { pb_acc_n((uintptr_t)a, 16); }
+
+/* clang's compound read-before-write (-tsan-compound-read-before-write): 2 accesses */
+#define PB_RW(n)                                                                         \
+    PB_EXPORT void __tsan_read_write##n(void *a)                                         \
+    {                                                                                    \
+        pb_acc_n((uintptr_t)a, n);                                                       \
+        pb_acc_n((uintptr_t)a, n);                                                       \
+    }                                                                                    \
+    PB_EXPORT void __tsan_unaligned_read_write##n(void *a)                               \
+    {                                                                                    \
+        pb_acc_n((uintptr_t)a, n);                                                       \
+        pb_acc_n((uintptr_t)a, n);                                                       \
+    }
+PB_RW(1)
+PB_RW(2)
+PB_RW(4)
+PB_RW(8)
+PB_RW(16)
+
+/* ranges (memory intrinsics, Fortran array sections...): one access per line */
+PB_EXPORT void __tsan_read_range(void *a, unsigned long size) { pb_acc_range((uintptr_t)a, size); }
+PB_EXPORT void __tsan_write_range(void *a, unsigned long size) { pb_acc_range((uintptr_t)a, size); }
+PB_EXPORT void __tsan_read_range_pc(void *a, unsigned long size, void *pc)
+{
+    (void)pc;
+    pb_acc_range((uintptr_t)a, size);
+}
+PB_EXPORT void __tsan_write_range_pc(void *a, unsigned long size, void *pc)
+{
+    (void)pc;
+    pb_acc_range((uintptr_t)a, size);
+}
+
+/* C++ virtual table pointers */
+PB_EXPORT void __tsan_vptr_update(void **vptr, void *new_val)
+{
+    (void)new_val;
+    pb_acc((uintptr_t)vptr);
+}
+PB_EXPORT void __tsan_vptr_read(void **vptr) { pb_acc((uintptr_t)vptr); }
+
+/* annotations some libraries emit under __SANITIZE_THREAD__: nothing to do */
+PB_EXPORT void __tsan_acquire(void *a) { (void)a; }
+PB_EXPORT void __tsan_release(void *a) { (void)a; }
+#define PB_MUTEX_HOOK(name)                                                              \
+    PB_EXPORT void __tsan_mutex_##name(void *m, unsigned flags)                          \
+    {                                                                                    \
+        (void)m, (void)flags;                                                            \
+    }
+PB_MUTEX_HOOK(create)
+PB_MUTEX_HOOK(destroy)
+PB_MUTEX_HOOK(post_unlock)
+PB_MUTEX_HOOK(pre_signal)
+PB_MUTEX_HOOK(post_signal)
+PB_MUTEX_HOOK(pre_divert)
+PB_MUTEX_HOOK(post_divert)
+PB_EXPORT void __tsan_mutex_pre_lock(void *m, unsigned f) { (void)m, (void)f; }
+PB_EXPORT void __tsan_mutex_post_lock(void *m, unsigned f, int r) { (void)m, (void)f, (void)r; }
+PB_EXPORT int __tsan_mutex_pre_unlock(void *m, unsigned f) { (void)m, (void)f; return 0; }
+
+/* ------------------------------------------------------------------ the ABI: atomics */
+
+#define PB_SC __ATOMIC_SEQ_CST
+/* A compare-and-swap reads and writes its location: two accesses. Strong and weak alike. */
+#define PB_CAS(N, T, KIND)                                                               \
+    PB_EXPORT int __tsan_atomic##N##_compare_exchange_##KIND(volatile T *a, T *c, T v,   \
+                                                             int mo, int fmo)            \
+    {                                                                                    \
+        (void)mo, (void)fmo;                                                             \
+        pb_acc_n((uintptr_t)a, sizeof(T));                                               \
+        pb_acc_n((uintptr_t)a, sizeof(T));                                               \
+        return __atomic_compare_exchange_n(a, c, v, 0, PB_SC, PB_SC);                    \
+    }
+
+#define PB_ATOMIC(N, T)                                                                  \
+    PB_EXPORT T __tsan_atomic##N##_load(const volatile T *a, int mo)                     \
+    {                                                                                    \
+        (void)mo;                                                                        \
+        pb_acc_n((uintptr_t)a, sizeof(T));                                               \
+        return __atomic_load_n(a, PB_SC);                                                \
+    }                                                                                    \
+    PB_EXPORT void __tsan_atomic##N##_store(volatile T *a, T v, int mo)                  \
+    {                                                                                    \
+        (void)mo;                                                                        \
+        pb_acc_n((uintptr_t)a, sizeof(T));                                               \
+        __atomic_store_n(a, v, PB_SC);                                                   \
+    }                                                                                    \
+    PB_RMW(N, T, exchange, __atomic_exchange_n)                                          \
+    PB_RMW(N, T, fetch_add, __atomic_fetch_add)                                          \
+    PB_RMW(N, T, fetch_sub, __atomic_fetch_sub)                                          \
+    PB_RMW(N, T, fetch_and, __atomic_fetch_and)                                          \
+    PB_RMW(N, T, fetch_or, __atomic_fetch_or)                                            \
+    PB_RMW(N, T, fetch_xor, __atomic_fetch_xor)                                          \
+    PB_RMW(N, T, fetch_nand, __atomic_fetch_nand)                                        \
+    PB_CAS(N, T, strong)                                                                 \
+    PB_CAS(N, T, weak)                                                                   \
+    PB_EXPORT T __tsan_atomic##N##_compare_exchange_val(volatile T *a, T c, T v, int mo, \
+                                                        int fmo)                         \
+    {                                                                                    \
+        (void)mo, (void)fmo;                                                             \
+        pb_acc_n((uintptr_t)a, sizeof(T));                                               \
+        pb_acc_n((uintptr_t)a, sizeof(T));                                               \
+        __atomic_compare_exchange_n(a, &c, v, 0, PB_SC, PB_SC);                          \
+        return c;                                                                        \
+    }
+#define PB_RMW(N, T, op, builtin)                                                        \
+    PB_EXPORT T __tsan_atomic##N##_##op(volatile T *a, T v, int mo)                      \
+    {                                                                                    \
+        (void)mo;                                                                        \
+        pb_acc_n((uintptr_t)a, sizeof(T));                                               \
+        pb_acc_n((uintptr_t)a, sizeof(T));                                               \
+        return builtin(a, v, PB_SC);                                                     \
+    }
+
+PB_ATOMIC(8, uint8_t)
+PB_ATOMIC(16, uint16_t)
+PB_ATOMIC(32, uint32_t)
+PB_ATOMIC(64, uint64_t)
+#ifdef __clang__ /* 16-byte atomics go through libatomic: that is the point */
+#pragma clang diagnostic ignored "-Watomic-alignment"
+#endif
+PB_ATOMIC(128, unsigned __int128)
+
+PB_EXPORT void __tsan_atomic_thread_fence(int mo)
+{
+    (void)mo;
+    __atomic_thread_fence(PB_SC);
+}
+PB_EXPORT void __tsan_atomic_signal_fence(int mo)
+{
+    (void)mo;
+    __atomic_signal_fence(PB_SC);
+}

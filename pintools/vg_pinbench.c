@@ -1,0 +1,362 @@
+/*
+ * vg_pinbench.c -- pinbench: a Valgrind tool that writes the cache-line sharing
+ * matrix of a program that cannot be rebuilt.
+ *
+ * Every load, store, guarded load/store, CAS, LL/SC and memory-touching dirty
+ * helper of the client (all its code: the program, libc, the OpenMP runtime, the
+ * dynamic loader) calls pb_access(addr, size) before it executes; the access is
+ * counted once for every line it touches, in a table of the running thread
+ * (pb_core.h).  Valgrind runs one thread at a time, so the current thread's table
+ * is switched when the scheduler starts a thread (track_start_client_code) and
+ * no locking is needed.  Thread i is the (i+1)-th thread Valgrind created (the
+ * main thread is 0): the OpenMP thread number of the first team for libgomp and
+ * libomp, whose worker threads start in order and live until the end.
+ *
+ * Options (command line, else the environment variable, else the default):
+ *   --out=PATH          PINBENCH_TRACE_OUT      matrix CSV (required)
+ *   --json=PATH         PINBENCH_TRACE_JSON     sidecar (OUT with extension .json)
+ *   --weight=W          PINBENCH_TRACE_WEIGHT   common | min | events
+ *   --line-bytes=B      PINBENCH_TRACE_LINE     power of two 8..4096 (64)
+ *   --threads=N         PINBENCH_TRACE_THREADS  least matrix size
+ *   --raw=PATH          PINBENCH_TRACE_RAW      "line,thread,count" records
+ *
+ * Built out of tree against Debian's valgrind package only (headers in
+ * /usr/include/valgrind, libcoregrind and libvex in /usr/lib/x86_64-linux-gnu/valgrind);
+ * affinity/trace.py has the exact command lines and makes VALGRIND_LIB.
+ */
+#include "pub_tool_basics.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_options.h"
+#include "pub_tool_threadstate.h"
+#include "pub_tool_tooliface.h"
+#include "pub_tool_vki.h"
+
+typedef ULong uint64_t;
+typedef Long int64_t;
+typedef UInt uint32_t;
+typedef UWord uintptr_t;
+#define UINT64_C(x) x##ULL
+
+static void *pb_calloc(uint64_t bytes)
+{
+    return VG_(calloc)("pinbench.table", 1, (SizeT)bytes);
+}
+
+static Int pb_open(const char *path)
+{
+    SysRes r = VG_(open)(path, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
+    return sr_isError(r) ? -1 : (Int)sr_Res(r);
+}
+
+static Int pb_write_all(Int fd, const char *buf, uint32_t len)
+{
+    while (len) {
+        Int n = VG_(write)(fd, buf, (Int)len);
+        if (n <= 0)
+            return -1;
+        buf += n, len -= (uint32_t)n;
+    }
+    return 0;
+}
+
+static Int pb_close(Int fd)
+{
+    VG_(close)(fd);
+    return 0;
+}
+
+#define PB_ALLOC(bytes) pb_calloc(bytes)
+#define PB_FREE(ptr, bytes) VG_(free)(ptr)
+#define PB_FILE Int
+#define PB_NOFILE (-1)
+#define PB_OPEN(path) pb_open(path)
+#define PB_WRITE(f, buf, len) pb_write_all((f), (buf), (len))
+#define PB_CLOSE(f) pb_close(f)
+#define PB_RENAME(a, b) VG_(rename)((a), (b))
+
+#include "pb_core.h"
+
+/* ------------------------------------------------------------------ options and state */
+
+static const HChar *clo_out, *clo_json, *clo_weight, *clo_line, *clo_threads, *clo_raw;
+
+static int pb_weight, pb_shift = 6;
+static uint64_t pb_min_threads;
+static HChar pb_json[4096];
+static uint64_t pb_start_ns;
+static Int pb_pid;
+
+static pb_tbl **pb_by_tid;  /* tables by Valgrind ThreadId */
+static uint32_t pb_ntid;    /* size of pb_by_tid */
+static pb_tbl *pb_tables;   /* all of them, for pb_finish */
+static pb_tbl *pb_cur;      /* the running thread's */
+static pb_tbl pb_shared;    /* weight=events: per line the two most recent sharers */
+
+static uint64_t pb_now_ns(void)
+{
+    return (uint64_t)VG_(read_millisecond_timer)() * 1000000ULL;
+}
+
+static Bool pb_process_cmd_line_option(const HChar *arg)
+{
+    if VG_STR_CLO(arg, "--out", clo_out) {}
+    else if VG_STR_CLO(arg, "--json", clo_json) {}
+    else if VG_STR_CLO(arg, "--weight", clo_weight) {}
+    else if VG_STR_CLO(arg, "--line-bytes", clo_line) {}
+    else if VG_STR_CLO(arg, "--threads", clo_threads) {}
+    else if VG_STR_CLO(arg, "--raw", clo_raw) {}
+    else
+        return False;
+    return True;
+}
+
+static void pb_print_usage(void)
+{
+    VG_(printf)(
+        "    --out=PATH            matrix CSV [$PINBENCH_TRACE_OUT]\n"
+        "    --json=PATH           JSON sidecar [OUT with extension .json]\n"
+        "    --weight=common|min|events  weight definition [common]\n"
+        "    --line-bytes=B        cache line size, power of two 8..4096 [64]\n"
+        "    --threads=N           least matrix size [highest thread + 1]\n"
+        "    --raw=PATH            also write line,thread,count records\n");
+}
+
+static void pb_print_debug_usage(void) {}
+
+static void pb_bad(const HChar *what, const HChar *value)
+{
+    VG_(fmsg)("pinbench: bad %s '%s'\n", what, value);
+    VG_(exit)(2);
+}
+
+/* command-line value, else the environment's, else NULL */
+static const HChar *pb_opt(const HChar *clo, const HChar *env)
+{
+    if (clo && *clo)
+        return clo;
+    const HChar *v = VG_(getenv)(env);
+    return v && *v ? v : NULL;
+}
+
+static void pb_post_clo_init(void)
+{
+    const HChar *v;
+    if ((v = pb_opt(clo_weight, "PINBENCH_TRACE_WEIGHT")) && (pb_weight = pb_parse_weight(v)) < 0)
+        pb_bad("weight (common, min or events)", v);
+    if ((v = pb_opt(clo_line, "PINBENCH_TRACE_LINE")) && (pb_shift = pb_parse_line(v)) < 0)
+        pb_bad("line size (power of two 8..4096)", v);
+    if ((v = pb_opt(clo_threads, "PINBENCH_TRACE_THREADS"))) {
+        long long n = pb_parse_uint(v);
+        if (n < 1 || n > PB_MAX_THREADS)
+            pb_bad("thread count (1..4096)", v);
+        pb_min_threads = (uint64_t)n;
+    }
+    clo_out = pb_opt(clo_out, "PINBENCH_TRACE_OUT");
+    if (!clo_out)
+        pb_bad("output: give --out=PATH or PINBENCH_TRACE_OUT", "");
+    clo_raw = pb_opt(clo_raw, "PINBENCH_TRACE_RAW");
+    const HChar *json = pb_opt(clo_json, "PINBENCH_TRACE_JSON");
+    const HChar *src = json ? json : clo_out;
+    SizeT n = VG_(strlen)(src);
+    if (n + 6 > sizeof pb_json)
+        pb_bad("output path (too long)", src);
+    VG_(strcpy)(pb_json, src);
+    if (!json) { /* OUT with its extension replaced by .json */
+        SizeT dot = n;
+        for (SizeT i = n; i-- > 0 && pb_json[i] != '/';)
+            if (pb_json[i] == '.') {
+                dot = i;
+                break;
+            }
+        VG_(strcpy)(pb_json + dot, ".json");
+    }
+    if (pb_weight == PB_WEIGHT_EVENTS)
+        pb_tbl_init(&pb_shared, 0, pb_shift, 12);
+    pb_pid = VG_(getpid)();
+    pb_start_ns = pb_now_ns();
+}
+
+/* ------------------------------------------------------------------ threads */
+
+static pb_tbl *pb_table_of(ThreadId tid)
+{
+    if (tid >= pb_ntid) {
+        uint32_t n = pb_ntid ? pb_ntid : 64;
+        while (n <= tid)
+            n *= 2;
+        pb_tbl **a = (pb_tbl **)pb_calloc(n * sizeof *a);
+        for (uint32_t i = 0; i < pb_ntid; i++)
+            a[i] = pb_by_tid[i];
+        if (pb_by_tid)
+            VG_(free)(pb_by_tid);
+        pb_by_tid = a;
+        pb_ntid = n;
+    }
+    if (!pb_by_tid[tid]) {
+        uint32_t index = tid >= 1 ? tid - 1 : 0;
+        if (index >= PB_MAX_THREADS)
+            index = PB_MAX_THREADS - 1;
+        pb_tbl *t = (pb_tbl *)pb_calloc(sizeof *t);
+        pb_tbl_init(t, index, pb_shift, 8);
+        if (pb_weight == PB_WEIGHT_EVENTS)
+            t->ev = (uint64_t *)pb_calloc(PB_MAX_THREADS * sizeof *t->ev);
+        t->next = pb_tables;
+        pb_tables = t;
+        pb_by_tid[tid] = t;
+    }
+    return pb_by_tid[tid];
+}
+
+static void pb_start_client_code(ThreadId tid, ULong blocks_done)
+{
+    (void)blocks_done;
+    pb_cur = pb_table_of(tid);
+}
+
+/* ------------------------------------------------------------------ the access path */
+
+static VG_REGPARM(2) void pb_access(Addr a, SizeT size)
+{
+    pb_tbl *t = pb_cur;
+    if (!t) /* client code before the first thread start (not expected) */
+        t = pb_cur = pb_table_of(VG_(get_running_tid)());
+    uint64_t line = a >> pb_shift, last = (a + (size ? size : 1) - 1) >> pb_shift;
+    for (;; line++) {
+        if (pb_weight == PB_WEIGHT_EVENTS) {
+            uint64_t *s = pb_tbl_counter(&pb_shared, line);
+            *s = pb_event_update((uint32_t)*s, t->tid, t->ev);
+        }
+        (*pb_tbl_counter(t, line))++;
+        if (line == last)
+            break;
+    }
+}
+
+static void pb_add_call(IRSB *sb, IRExpr *addr, Int size, IRExpr *guard)
+{
+    IRExpr **args = mkIRExprVec_2(addr, mkIRExpr_HWord((HWord)size));
+    IRDirty *di = unsafeIRDirty_0_N(2, "pb_access", VG_(fnptr_to_fnentry)(pb_access), args);
+    if (guard)
+        di->guard = guard;
+    addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+static IRSB *pb_instrument(VgCallbackClosure *closure, IRSB *sbIn, const VexGuestLayout *layout,
+                           const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
+                           IRType gWordTy, IRType hWordTy)
+{
+    (void)closure, (void)layout, (void)vge, (void)archinfo_host;
+    if (gWordTy != hWordTy)
+        VG_(tool_panic)("host/guest word size mismatch");
+    IRTypeEnv *tyenv = sbIn->tyenv;
+    IRSB *sbOut = deepCopyIRSBExceptStmts(sbIn);
+    for (Int i = 0; i < sbIn->stmts_used; i++) {
+        IRStmt *st = sbIn->stmts[i];
+        if (!st || st->tag == Ist_NoOp)
+            continue;
+        IRStmt *after = NULL; /* a call to add after the statement (SC) */
+        switch (st->tag) {
+        case Ist_WrTmp: {
+            IRExpr *data = st->Ist.WrTmp.data;
+            if (data->tag == Iex_Load)
+                pb_add_call(sbOut, data->Iex.Load.addr, sizeofIRType(data->Iex.Load.ty), NULL);
+            break;
+        }
+        case Ist_Store:
+            pb_add_call(sbOut, st->Ist.Store.addr,
+                        sizeofIRType(typeOfIRExpr(tyenv, st->Ist.Store.data)), NULL);
+            break;
+        case Ist_StoreG: {
+            IRStoreG *sg = st->Ist.StoreG.details;
+            pb_add_call(sbOut, sg->addr, sizeofIRType(typeOfIRExpr(tyenv, sg->data)),
+                        sg->guard);
+            break;
+        }
+        case Ist_LoadG: {
+            IRLoadG *lg = st->Ist.LoadG.details;
+            IRType type = Ity_INVALID, wide = Ity_INVALID;
+            typeOfIRLoadGOp(lg->cvt, &wide, &type);
+            tl_assert(type != Ity_INVALID);
+            pb_add_call(sbOut, lg->addr, sizeofIRType(type), lg->guard);
+            break;
+        }
+        case Ist_Dirty: {
+            IRDirty *d = st->Ist.Dirty.details;
+            if (d->mFx != Ifx_None) {
+                if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
+                    pb_add_call(sbOut, d->mAddr, d->mSize, NULL);
+                if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
+                    pb_add_call(sbOut, d->mAddr, d->mSize, NULL);
+            }
+            break;
+        }
+        case Ist_CAS: { /* a read and a write of the location */
+            IRCAS *cas = st->Ist.CAS.details;
+            Int size = sizeofIRType(typeOfIRExpr(tyenv, cas->dataLo));
+            if (cas->dataHi)
+                size *= 2;
+            pb_add_call(sbOut, cas->addr, size, NULL);
+            pb_add_call(sbOut, cas->addr, size, NULL);
+            break;
+        }
+        case Ist_LLSC:
+            if (st->Ist.LLSC.storedata == NULL) { /* LL: count before it */
+                pb_add_call(sbOut, st->Ist.LLSC.addr,
+                            sizeofIRType(typeOfIRTemp(tyenv, st->Ist.LLSC.result)), NULL);
+            } else { /* SC: count after it, nothing between LL and SC */
+                IRExpr **args = mkIRExprVec_2(
+                    st->Ist.LLSC.addr,
+                    mkIRExpr_HWord((HWord)sizeofIRType(typeOfIRExpr(tyenv, st->Ist.LLSC.storedata))));
+                after = IRStmt_Dirty(unsafeIRDirty_0_N(2, "pb_access",
+                                                       VG_(fnptr_to_fnentry)(pb_access), args));
+            }
+            break;
+        default:
+            break;
+        }
+        addStmtToIRSB(sbOut, st);
+        if (after)
+            addStmtToIRSB(sbOut, after);
+    }
+    return sbOut;
+}
+
+/* ------------------------------------------------------------------ exit */
+
+static void pb_fini(Int exitcode)
+{
+    (void)exitcode;
+    if (VG_(getpid)() != pb_pid)
+        return; /* a forked child */
+    pb_result res;
+    VG_(memset)(&res, 0, sizeof res);
+    res.tracer = "valgrind";
+    res.thread_ids = "Valgrind thread creation order (main thread 0)";
+    res.weight = pb_weight;
+    res.line_shift = pb_shift;
+    if (pb_finish(pb_tables, pb_min_threads, &res, clo_out, pb_json, clo_raw, pb_now_ns,
+                  pb_start_ns) != 0)
+        VG_(umsg)("pinbench: cannot write the matrix to %s\n", clo_out);
+}
+
+static void pb_pre_clo_init(void)
+{
+    VG_(details_name)("pinbench");
+    VG_(details_version)(NULL);
+    VG_(details_description)("the cache-line sharing matrix of a program's threads");
+    VG_(details_copyright_author)("pinbench; uses Valgrind's tool interface (GPL)");
+    VG_(details_bug_reports_to)("the pinbench maintainers");
+    VG_(details_avg_translation_sizeB)(275);
+    VG_(basic_tool_funcs)(pb_post_clo_init, pb_instrument, pb_fini);
+    VG_(needs_command_line_options)(pb_process_cmd_line_option, pb_print_usage,
+                                    pb_print_debug_usage);
+    VG_(track_start_client_code)(pb_start_client_code);
+}
+
+VG_DETERMINE_INTERFACE_VERSION(pb_pre_clo_init)
