@@ -24,6 +24,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["num"] = lambda v, digits=4: "–" if v in (None, "") else f"{float(v):.{digits}g}"
+    env.filters["fixed"] = lambda v: "–" if v in (None, "") else f"{float(v):.2f}"
     env.filters["pval"] = lambda v: "–" if v in (None, "") else f"{float(v):.2g}"
     env.filters["svg"] = Markup  # our own matplotlib output, with no campaign text inside
     return env
