@@ -52,15 +52,6 @@ def parse_strategy(name: str) -> tuple[str, int | None]:
         f"and {'/'.join(f'{v}-<sockets>' for v in SOCKET_VARIANTS)}")
 
 
-def is_known(name: str) -> bool:
-    """True when a campaign may name this strategy (base names and socket variants)."""
-    try:
-        parse_strategy(name)
-    except PlacementError:
-        return False
-    return True
-
-
 def needs_matrix(name: str) -> bool:
     """True when the strategy places threads by an affinity matrix (PlacementError if unknown)."""
     return parse_strategy(name)[0] in GRAPH

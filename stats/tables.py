@@ -19,7 +19,7 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from stats.proportion import approximation_warning, wilson_interval
+from stats.proportion import approximation_warning, benchmarks_needed, wilson_interval
 from stats.runs import read_runs, samples
 from stats.speeduptest import SampleError, speedup_test
 
@@ -35,8 +35,12 @@ SUMMARY_COLUMNS = [
     "machine", "threads", "strategy", "benchmarks", "overall_speedup_mean",
     "overall_speedup_median", "geomean_speedup_mean", "geomean_speedup_median", "variance_min",
     "variance_max", "significant_mean", "significant_mean_low", "significant_mean_high",
-    "significant_median", "significant_median_low", "significant_median_high", "warnings",
+    "significant_median", "significant_median_low", "significant_median_high",
+    "benchmarks_for_precision", "warnings",
 ]
+#: Half-width of the interval of the share of accelerated benchmarks that
+#: ``benchmarks_for_precision`` asks for (the Speedup-Test report's sample-size rule).
+PRECISION = 0.1
 
 
 def describe(times: list[float]) -> dict:
@@ -133,6 +137,9 @@ def summary_table(cells: list[dict], baseline: str, confidence: float,
                 row.update({f"significant_{stat}": hits, f"significant_{stat}_low": low,
                             f"significant_{stat}_high": high})
                 warnings.append(approximation_warning(hits, len(usable)))
+                if stat == "mean":
+                    row["benchmarks_for_precision"] = benchmarks_needed(
+                        hits, len(usable), PRECISION, confidence)
             row["warnings"] = "; ".join(sorted({w for w in warnings if w}))
         table.append(row)
     return table
