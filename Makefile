@@ -6,7 +6,7 @@ run: setup
 	@echo "pinbench report: $(CURDIR)/results/$$(.venv/bin/python -c 'import yaml; print(yaml.safe_load(open("config/config.yaml"))["campaign"])')/report/index.html"
 
 test: setup
-	.venv/bin/python -m pytest tests
+	.venv/bin/python -m pytest
 
 setup:
 	@scripts/setup.sh

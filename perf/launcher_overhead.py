@@ -1,12 +1,12 @@
 """How much time the launcher adds to one run, measured side by side with a bare run.
 
 For each program, bare runs (``posix_spawn`` + ``waitpid``, timed around both, with the
-same ``OMP_PLACES`` binding) and launcher runs (``affinity.measure.measure_one``: fixed
+same ``OMP_PLACES`` binding) and launcher runs (``affinity.measure.job.measure_one``: fixed
 environment, ASLR off, affinity display, output to files, rusage, then verification)
 alternate, so machine noise hits both alike. Prints medians of the bare time, of the
 time the launcher records (``wall_s``, spawn..wait), and of the launcher's whole cost
 per run (``measure_one`` from call to return), and the ratios to the bare time.
-Usage: ``python perf/launcher_overhead.py [--runs 200]``.
+Usage: ``.venv/bin/python perf/launcher_overhead.py [--runs 200]``.
 """
 from __future__ import annotations
 
@@ -19,11 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from affinity.measure.job import Job, measure_one
+from affinity.results.placements import omp_places
 
-from affinity.measure import Job, measure_one  # noqa: E402
-from affinity.placement import omp_places  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def bare_run(argv: list[str], env: dict[str, str]) -> float:
@@ -51,7 +50,7 @@ def compare(name: str, argv: list[str], runs: int, scratch: Path) -> tuple[float
     for _ in range(runs):
         bare.append(bare_run(argv, bare_env))
         start = time.monotonic_ns()
-        recorded.append(measure_one(job, "compact", 0, 0, scratch)["wall_s"])
+        recorded.append(measure_one(job, "compact", 0, 0, scratch).wall_s)
         whole.append((time.monotonic_ns() - start) / 1e9)
     return statistics.median(bare), statistics.median(recorded), statistics.median(whole)
 

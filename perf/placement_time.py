@@ -5,9 +5,9 @@ strategy places N threads by a sparse and a dense random affinity matrix
 (seeded): sparse = a ring of neighbours plus random extra edges, about 8 per
 thread, like the sharing of a stencil or a task graph; dense = every pair a
 random weight. Prints one line per (tree, matrix, strategy) with the seconds
-of ``affinity.placement.make_placement`` (strategy plus J plus the record),
+of ``affinity.place.record.make_placement`` (strategy plus J plus the record),
 then the growth exponent between consecutive sizes (time ~ N^e).
-Usage: ``python perf/placement_time.py [--sizes 96 256 1024] [--strategies ...]``.
+Usage: ``.venv/bin/python perf/placement_time.py [--sizes 96 256 1024] [--strategies ...]``.
 """
 from __future__ import annotations
 
@@ -15,16 +15,12 @@ import argparse
 import math
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from affinity.placement import make_placement  # noqa: E402
-from affinity.strategies import FIXED, GRAPH  # noqa: E402
-from affinity.topology import load  # noqa: E402
+from affinity.place.record import make_placement
+from affinity.place.registry import GRAPH
+from affinity.topology import load
 
 TREES = {
     96: "Package:4 Core:24 PU:1",
@@ -52,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     """Time every strategy at each size; print seconds and growth exponents."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=sorted(TREES), choices=sorted(TREES))
-    parser.add_argument("--strategies", nargs="+", default=[*FIXED, *GRAPH])
+    parser.add_argument("--strategies", nargs="+", default=["compact", "scatter", *GRAPH])
     args = parser.parse_args(argv)
     seconds: dict[tuple[str, str, int], float] = {}
     print(f"{'N':>5} {'matrix':>6} {'strategy':>12} {'seconds':>8}  tree")

@@ -8,7 +8,7 @@ exit (wall) and by the benchmark's own ``kernel_time_s``; the table gives the me
 and the ratios to the native run. Then, as the anchor, the same on a small input with
 ``valgrind --tool=lackey --trace-mem=yes --trace-sched=yes`` (log to /dev/null).
 
-Usage: ``python perf/tracer_slowdown.py [--runs 5] [--threads 2] [--size quick]
+Usage: ``.venv/bin/python perf/tracer_slowdown.py [--runs 5] [--threads 2] [--size quick]
 [--cc gcc] [--only pairs,triad] [--no-valgrind]``
 """
 from __future__ import annotations
@@ -25,10 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from affinity.trace.build import build_tracer, traced_build_flags
 
-from affinity import trace as tr  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 BENCHMARKS = ("pairs", "quads", "stencil", "triad", "falseshare", "array")
 LACKEY_INPUT = ("pairs", ["kib=64", "jobs=2", "rounds=200"])
@@ -36,7 +35,7 @@ LACKEY_INPUT = ("pairs", ["kib=64", "jobs=2", "rounds=200"])
 
 def build(cc: str, out: Path) -> dict[tuple[str, str], Path]:
     """(kind, benchmark) -> binary, kind "native" or "tsan"."""
-    cflags, ldflags = (shlex.split(f) for f in tr.traced_build_flags())
+    cflags, ldflags = (shlex.split(f) for f in traced_build_flags())
     made = {}
     for bench in BENCHMARKS:
         src = ROOT / "benchmarks" / f"{bench}.c"
@@ -56,11 +55,11 @@ def commands(bins, bench: str, args: list[str], scratch: Path, valgrind: bool, l
     runs = [("native", native, {}),
             ("tsan", [str(bins["tsan", bench]), *args], {"PINBENCH_TRACE_OUT": out})]
     if valgrind:
-        libdir = tr.build_tracer("valgrind")
+        libdir = build_tracer("valgrind")
         runs.append(("valgrind", ["valgrind", "-q", "--tool=pinbench", f"--out={out}", *native],
                      {"VALGRIND_LIB": str(libdir), "OMP_WAIT_POLICY": "passive"}))
     if os.environ.get("PIN_ROOT"):
-        tool = tr.build_tracer("pin")
+        tool = build_tracer("pin")
         runs.append(("pin", [str(Path(os.environ["PIN_ROOT"]) / "pin"), "-t", str(tool), "-o", out,
                              "--", *native], {}))
     if lackey:

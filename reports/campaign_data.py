@@ -7,7 +7,6 @@ simply left out. Nothing here measures or recomputes statistics.
 from __future__ import annotations
 
 import base64
-import csv
 import json
 import subprocess
 from collections import defaultdict
@@ -15,7 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from affinity.matrix import MatrixError, read_matrix
+from affinity.graph.matrix import MatrixError, read_matrix
+from affinity.results.layout import Layout
+from affinity.results.placements import example_pus, read_placement
+from affinity.results.runs import RunRecord, read_runs
 from affinity.topology import Node, TopologyError, parse_xml
 from reports import figures
 
@@ -25,17 +27,10 @@ def read_json(path: Path):
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def read_runs(path: Path) -> list[dict]:
-    """The campaign's runs table (empty when nothing was measured)."""
-    if not path.exists():
-        return []
-    with path.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    for row in rows:
-        row["threads"] = int(row["threads"])
-        row["order_index"] = int(row["order_index"])
-        row["time_s"] = float(row["time_s"]) if row["time_s"] else None
-    return rows
+def campaign_runs(layout: Layout) -> list[RunRecord]:
+    """Every run of the campaign (none when nothing was measured)."""
+    path = Path(layout.all_runs)
+    return read_runs([path]) if path.exists() else []
 
 
 def lstopo_image(topology_xml: Path) -> str | None:
@@ -97,21 +92,20 @@ def summary_by_threads(summary: list[dict]) -> list[dict]:
              "rows": list(tables[t]["rows"].items())} for t in sorted(tables)]
 
 
-def benchmark_sections(cells: list[dict], runs: list[dict]) -> list[dict]:
+def benchmark_sections(cells: list[dict], runs: list[RunRecord]) -> list[dict]:
     """Per (machine, benchmark, threads): the strategies' table and the two figures."""
     by_key: dict[tuple, list[dict]] = defaultdict(list)
     for cell in cells:
         by_key[_cell_key(cell)].append(cell)
-    runs_by_key: dict[tuple, list[dict]] = defaultdict(list)
+    runs_by_key: dict[tuple, list[RunRecord]] = defaultdict(list)
     for run in runs:
-        runs_by_key[(run["machine"], run["benchmark"], run["threads"])].append(run)
+        runs_by_key[(run.machine, run.benchmark, run.threads)].append(run)
     sections = []
     for key in sorted(by_key):
-        usable = [r for r in runs_by_key[key]
-                  if r["ok"] == "True" and r["verification"] not in ("mismatch", "missing")]
+        usable = [r for r in runs_by_key[key] if r.counts]
         strategies = [c["strategy"] for c in by_key[key]]
-        times = {s: [r["time_s"] for r in usable if r["strategy"] == s] for s in strategies}
-        order = {s: [(r["order_index"], r["time_s"]) for r in usable if r["strategy"] == s]
+        times = {s: [r.time_s for r in usable if r.strategy == s] for s in strategies}
+        order = {s: [(r.order_index, r.time_s) for r in usable if r.strategy == s]
                  for s in strategies}
         sections.append({
             "machine": key[0], "benchmark": key[1], "threads": key[2], "cells": by_key[key],
@@ -121,8 +115,9 @@ def benchmark_sections(cells: list[dict], runs: list[dict]) -> list[dict]:
     return sections
 
 
-def placement_sections(machine_dir: Path, topology_xml: Path) -> list[dict]:
-    """Per threads and strategy: the thread -> PU map drawn on the tree, and any affinity heatmaps."""
+def placement_sections(layout: Layout, machine: str) -> list[dict]:
+    """Per threads and strategy: the thread -> PU map drawn on the tree."""
+    topology_xml = Path(layout.topology(machine))
     try:
         topo = parse_xml(topology_xml.read_text(), str(topology_xml))
     except (OSError, TopologyError):
@@ -130,20 +125,20 @@ def placement_sections(machine_dir: Path, topology_xml: Path) -> list[dict]:
     maps: dict[tuple[int, str], dict[str, list[int]]] = defaultdict(dict)
     objectives: dict[tuple[int, str], dict[str, float]] = defaultdict(dict)
     notes: dict[tuple[int, str], str] = {}
-    for path in sorted(machine_dir.glob("placements/*/t*/*.json")):
-        record = json.loads(path.read_text())
+    for found, path in layout.placement_files(machine):
+        record = read_placement(path)
         key = (record["threads"], record["strategy"])
-        pus = record.get("pus") or (record.get("pus_by_repetition") or [None])[0]
+        pus = example_pus(record)
         if pus is None:
             continue
         if "pus_by_repetition" in record:
             if key in notes:
                 continue  # random: one example is enough
             notes[key] = (f"a fresh placement per repetition (seed {record['seed']} for "
-                          f"{path.parent.parent.name}); repetition 0 shown")
-        maps[key][path.parent.parent.name] = pus
+                          f"{found.benchmark}); repetition 0 shown")
+        maps[key][found.benchmark] = pus
         if record.get("J") is not None:
-            objectives[key][path.parent.parent.name] = record["J"]
+            objectives[key][found.benchmark] = record["J"]
     sections = []
     for (threads, strategy), per_bench in sorted(maps.items()):
         distinct: dict[tuple, list[str]] = defaultdict(list)
@@ -160,14 +155,14 @@ def placement_sections(machine_dir: Path, topology_xml: Path) -> list[dict]:
     return sections
 
 
-def heatmaps(machine_dir: Path) -> list[dict]:
+def heatmaps(layout: Layout, machine: str) -> list[dict]:
     """Affinity matrices a tracer wrote for this machine, as heatmaps."""
     found = []
-    for path in sorted(machine_dir.glob("affinity/*/t*.csv")):
+    for bench, path in layout.matrix_files(machine):
         try:
             matrix = read_matrix(path)
         except MatrixError:
             continue
-        found.append({"benchmark": path.parent.name, "threads": len(matrix),
+        found.append({"benchmark": bench, "threads": len(matrix),
                       "svg": figures.heatmap(np.asarray(matrix))})
     return found

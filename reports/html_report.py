@@ -15,6 +15,8 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
+from affinity.results.layout import Layout
+from affinity.results.runs import RunRecord
 from reports import campaign_data as data
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -30,32 +32,31 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def run_counts(runs: list[dict]) -> dict:
+def run_counts(runs: list[RunRecord]) -> dict:
     """Totals over the campaign's runs."""
     return {
         "runs": len(runs),
-        "failed": sum(r["ok"] != "True" for r in runs),
-        "misplaced": sum(r["verification"] in ("mismatch", "missing") for r in runs),
-        "first": min((r["started_at"] for r in runs), default=None),
-        "last": max((r["started_at"] for r in runs), default=None),
+        "failed": sum(not r.ok for r in runs),
+        "misplaced": sum(r.misplaced for r in runs),
+        "first": min((r.started_at for r in runs), default=None),
+        "last": max((r.started_at for r in runs), default=None),
     }
 
 
-def context(results: Path, config: dict, measured: list[str]) -> dict:
-    """All the template needs, from the campaign's results directory."""
-    stats = data.read_json(results / "stats" / "stats.json") or {"cells": [], "summary": []}
-    runs = data.read_runs(results / "runs.csv")
+def context(layout: Layout, config: dict, measured: list[str]) -> dict:
+    """All the template needs, from the campaign's results."""
+    stats = data.read_json(Path(layout.stats("stats.json"))) or {"cells": [], "summary": []}
+    runs = data.campaign_runs(layout)
     machines = []
     for name in config["machines"]:
-        machine_dir = results / name
-        topology = machine_dir / "topology.xml"
+        topology = Path(layout.topology(name))
         machines.append({
             "name": name, "measured": name in measured,
             "topology": config["machines"][name]["topology"],
             "drawing": data.lstopo_image(topology) if topology.exists() else None,
-            "environment": data.read_json(machine_dir / "environment.json"),
-            "placements": data.placement_sections(machine_dir, topology),
-            "heatmaps": data.heatmaps(machine_dir),
+            "environment": data.read_json(Path(layout.environment(name))),
+            "placements": data.placement_sections(layout, name),
+            "heatmaps": data.heatmaps(layout, name),
         })
     return {
         "campaign": config["campaign"], "config": config,
@@ -69,10 +70,10 @@ def context(results: Path, config: dict, measured: list[str]) -> dict:
     }
 
 
-def build_report(results: Path, config: dict, measured: list[str], out: Path) -> Path:
-    """Render the report into ``out`` (a directory); return the path of ``index.html``."""
-    html = _environment().get_template("report.html.j2").render(context(results, config, measured))
-    out.mkdir(parents=True, exist_ok=True)
-    index = out / "index.html"
+def build_report(layout: Layout, config: dict, measured: list[str]) -> Path:
+    """Render the report into the layout's report folder; return the path of ``index.html``."""
+    html = _environment().get_template("report.html.j2").render(context(layout, config, measured))
+    index = Path(layout.report_index)
+    index.parent.mkdir(parents=True, exist_ok=True)
     index.write_text(html)
     return index

@@ -1,27 +1,32 @@
+# The campaign's runs table (every measurement job's, concatenated) and a summary per cell.
 rule runs_table:
     input:
         measured_runs(),
     output:
-        table=f"{RESULTS}/runs.csv",
-        summary=f"{RESULTS}/summary.txt",
+        table=LAYOUT.all_runs,
+        summary=LAYOUT.cells_summary,
     log:
-        f"{RESULTS}/logs/runs_table.log",
+        LAYOUT.log(None, "runs_table"),
     run:
-        stats_runs.collect(input, Path(output.table), Path(output.summary))
+        pinbench.runs_table(input, output.table, output.summary)
 
 
 # The Speedup-Test of every cell against the baseline, and the study's summary tables.
 rule analyse:
     input:
-        f"{RESULTS}/runs.csv",
+        LAYOUT.all_runs,
     output:
-        cells=f"{RESULTS}/stats/cells.csv",
-        summary=f"{RESULTS}/stats/summary.csv",
-        text=f"{RESULTS}/stats/summary.txt",
-        json=f"{RESULTS}/stats/stats.json",
+        cells=LAYOUT.stats("cells.csv"),
+        summary=LAYOUT.stats("summary.csv"),
+        text=LAYOUT.stats("summary.txt"),
+        json=LAYOUT.stats("stats.json"),
     params:
-        options=lambda wildcards: workflow_support.analyse_options(config),
+        options=lambda wildcards: pinbench.analyse_options(config),
     log:
-        f"{RESULTS}/logs/analyse.log",
+        LAYOUT.log(None, "analyse"),
     run:
-        stats_tables.analyse(Path(input[0]), Path(output.cells).parent, **params.options)
+        stats_tables.analyse(
+            Path(input[0]),
+            *(Path(path) for path in (output.cells, output.summary, output.text, output.json)),
+            **params.options,
+        )

@@ -1,13 +1,21 @@
 # Validates the campaign before any job runs, and holds every input function.
+# Every path comes from the one layout of the results (affinity/results/layout.py).
 import shlex
 import sys
+from pathlib import Path
 
-sys.path.insert(0, workflow.basedir)
-
-from affinity import campaign, environment, topology, workflow_support
-from reports import html_report
-from stats import runs as stats_runs, tables as stats_tables
-from affinity.seeding import derive_seed
+try:
+    from affinity.results.layout import Layout
+    from affinity.seeding import derive_seed
+    from affinity.workflow import campaign, rules as pinbench
+    from affinity.workflow.session import clear_stale_locks
+    from affinity.measure import environment
+    from affinity import topology
+    from reports import html_report
+    from stats import tables as stats_tables
+except ImportError as exc:
+    sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
+             "then use .venv/bin/snakemake")
 
 if "campaign" not in config:  # no --configfile: the default campaign, with any --config on top
     config = campaign.default_config(Path(workflow.basedir)) | config
@@ -16,27 +24,29 @@ try:
 except campaign.ConfigError as exc:
     sys.exit(f"config error: {exc}")
 
-RESULTS = f"results/{config['campaign']}"
-PY = f"PYTHONPATH={shlex.quote(workflow.basedir)} {shlex.quote(sys.executable)}"
+LAYOUT = Layout.of(config["campaign"])
+PY = shlex.quote(sys.executable)
 STRATEGIES = config["strategies"]
 TRACING = campaign.traces(config)
 MEASURED = [m for m in MACHINES.values() if m.measure]
 PLANNED = [m for m in MACHINES.values() if not m.measure]
-workflow_support.clear_stale_locks()
+clear_stale_locks()
 
 
 wildcard_constraints:
-    machine=workflow_support.alternatives(MACHINES),
-    bench=workflow_support.alternatives(config["benchmarks"]),
+    machine=pinbench.alternatives(MACHINES),
+    bench=pinbench.alternatives(config["benchmarks"]),
     n=r"\d+",
 
 
-def placement_files(wildcards):
+def cell_placements(machine, bench, n):
     """The placement file of every strategy for one (machine, benchmark, threads)."""
-    return expand(
-        f"{RESULTS}/{wildcards.machine}/placements/{wildcards.bench}/t{wildcards.n}/{{strategy}}.json",
-        strategy=STRATEGIES,
-    )
+    return [LAYOUT.placement(machine, bench, n, strategy) for strategy in STRATEGIES]
+
+
+def placement_files(wildcards):
+    """The placement files a measurement job reads."""
+    return cell_placements(wildcards.machine, wildcards.bench, wildcards.n)
 
 
 def build_sources(wildcards):
@@ -46,15 +56,15 @@ def build_sources(wildcards):
 
 def traced_binary(wildcards):
     """The binary a trace runs: the tsan-instrumented build, or the plain one for binary tracers."""
-    suffix = ".traced" if config["tracing"]["tracer"] == "tsan" else ""
-    return f"{RESULTS}/{wildcards.machine}/bin/{wildcards.bench}{suffix}"
+    traced = config["tracing"]["tracer"] == "tsan"
+    return LAYOUT.binary(wildcards.machine, wildcards.bench, traced=traced)
 
 
 def placement_inputs(wildcards):
     """The topology, and the affinity matrix when the campaign traces."""
-    inputs = {"topology": f"{RESULTS}/{wildcards.machine}/topology.xml"}
+    inputs = {"topology": LAYOUT.topology(wildcards.machine)}
     if TRACING:
-        inputs["matrix"] = f"{RESULTS}/{wildcards.machine}/affinity/{wildcards.bench}/t{wildcards.n}.csv"
+        inputs["matrix"] = LAYOUT.matrix(wildcards.machine, wildcards.bench, wildcards.n)
     return inputs
 
 
@@ -66,42 +76,39 @@ def random_seed(wildcards):
 def measured_runs():
     """Runs tables of every measured (machine, benchmark, threads)."""
     return [
-        f"{RESULTS}/{m.name}/runs/{bench}/t{n}.csv"
+        LAYOUT.runs(m.name, bench, n)
         for m in MEASURED
         for bench in config["benchmarks"]
         for n in m.threads
     ]
 
 
-def all_placements():
-    """Every placement file of the campaign, planned machines included."""
+def machine_placements(machine):
+    """Every placement file of one machine."""
     return [
-        f
-        for m in MACHINES.values()
+        path
         for bench in config["benchmarks"]
-        for n in m.threads
-        for f in expand(
-            f"{RESULTS}/{m.name}/placements/{bench}/t{n}/{{strategy}}.json",
-            strategy=STRATEGIES,
-        )
+        for n in MACHINES[machine].threads
+        for path in cell_placements(machine, bench, n)
     ]
 
 
 def report_inputs():
     """What the report reads: topologies, placements and, when measured, runs and statistics."""
-    inputs = [f"{RESULTS}/{m}/topology.xml" for m in MACHINES] + all_placements()
+    inputs = [LAYOUT.topology(m) for m in MACHINES]
+    inputs += [path for m in MACHINES for path in machine_placements(m)]
     if MEASURED:
-        inputs += [f"{RESULTS}/runs.csv", f"{RESULTS}/stats/stats.json"]
-        inputs += [f"{RESULTS}/{m.name}/environment.json" for m in MEASURED]
+        inputs += [LAYOUT.all_runs, LAYOUT.stats("stats.json")]
+        inputs += [LAYOUT.environment(m.name) for m in MEASURED]
     return inputs
 
 
 def all_targets():
     """What `all` builds: tables and summaries, plans of unmeasured machines, the report."""
-    targets = [f"{RESULTS}/{m.name}/plan.txt" for m in PLANNED]
+    targets = [LAYOUT.plan(m.name) for m in PLANNED]
     if MEASURED:
-        targets += [f"{RESULTS}/runs.csv", f"{RESULTS}/summary.txt", f"{RESULTS}/stats/summary.txt"]
-    return targets + [f"{RESULTS}/report"]
+        targets += [LAYOUT.all_runs, LAYOUT.cells_summary, LAYOUT.stats("summary.txt")]
+    return targets + [LAYOUT.report]
 
 
 def print_summaries():
@@ -109,4 +116,4 @@ def print_summaries():
     for target in all_targets():
         if target.endswith(".txt") and Path(target).exists():
             print(f"\n== {target}\n{Path(target).read_text()}")
-    print(f"report: {Path(RESULTS, 'report', 'index.html').resolve()}")
+    print(f"report: {Path(LAYOUT.report_index).resolve()}")

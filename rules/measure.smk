@@ -4,18 +4,18 @@
 # Snakemake neither loses runs nor lets a second measurement overlap an orphaned one.
 rule measure:
     input:
-        binary=f"{RESULTS}/{{machine}}/bin/{{bench}}",
+        binary=LAYOUT.binary("{machine}", "{bench}"),
         placements=placement_files,
     output:
-        f"{RESULTS}/{{machine}}/runs/{{bench}}/t{{n}}.csv",
+        LAYOUT.runs("{machine}", "{bench}", "{n}"),
     params:
-        spec=lambda wildcards, input: workflow_support.measure_spec(
+        spec=lambda wildcards, input: pinbench.measure_spec(
             config, wildcards.machine, wildcards.bench, int(wildcards.n), input.binary
         ),
-        journal=f"{RESULTS}/{{machine}}/journal/{{bench}}/t{{n}}.jsonl",
+        journal=LAYOUT.journal("{machine}", "{bench}", "{n}"),
     threads: workflow.cores
     log:
-        f"{RESULTS}/{{machine}}/logs/measure/{{bench}}/t{{n}}.log",
+        LAYOUT.log("{machine}", "measure", "{bench}", "{n}"),
     run:
         shell(
             "{PY} -m affinity.measure --spec {params.spec:q} --placements {input.placements}"

@@ -2,26 +2,23 @@ rule placement:
     input:
         unpack(placement_inputs),
     output:
-        expand(
-            f"{RESULTS}/{{{{machine}}}}/placements/{{{{bench}}}}/t{{{{n}}}}/{{strategy}}.json",
-            strategy=STRATEGIES,
-        ),
+        cell_placements("{machine}", "{bench}", "{n}"),
     params:
         seed=random_seed,
         repetitions=config["repetitions"],
         strategies=STRATEGIES,
     log:
-        f"{RESULTS}/{{machine}}/logs/placement/{{bench}}/t{{n}}.log",
+        LAYOUT.log("{machine}", "placement", "{bench}", "{n}"),
     run:
-        workflow_support.place(input, wildcards, params, output[0], log[0])
+        pinbench.place(input, wildcards, params, output, log[0])
 
 
 rule plan:
     input:
-        lambda wildcards: [f for f in all_placements() if f.startswith(f"{RESULTS}/{wildcards.machine}/")],
+        lambda wildcards: machine_placements(wildcards.machine),
     output:
-        f"{RESULTS}/{{machine}}/plan.txt",
+        LAYOUT.plan("{machine}"),
     log:
-        f"{RESULTS}/{{machine}}/logs/plan.log",
+        LAYOUT.log("{machine}", "plan"),
     run:
-        workflow_support.write_plan(input, output[0])
+        pinbench.write_plan(input, output[0])

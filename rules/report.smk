@@ -1,12 +1,12 @@
 rule environment:
     input:
-        lambda wildcards: f"{RESULTS}/{wildcards.machine}/bin/{next(iter(config['benchmarks']))}",
+        lambda wildcards: LAYOUT.binary(wildcards.machine, next(iter(config["benchmarks"]))),
     output:
-        f"{RESULTS}/{{machine}}/environment.json",
+        LAYOUT.environment("{machine}"),
     params:
         compiler=config["compiler"]["cc"],
     log:
-        f"{RESULTS}/{{machine}}/logs/environment.log",
+        LAYOUT.log("{machine}", "environment"),
     run:
         environment.write(params.compiler, input[0], Path(output[0]))
 
@@ -17,13 +17,13 @@ rule report:
         report_inputs(),
     output:
         report(
-            directory(f"{RESULTS}/report"),
+            directory(LAYOUT.report),
             htmlindex="index.html",
             category="Campaign report",
         ),
     params:
         measured=[m.name for m in MEASURED],
     log:
-        f"{RESULTS}/logs/report.log",
+        LAYOUT.log(None, "report"),
     run:
-        html_report.build_report(Path(RESULTS), config, params.measured, Path(output[0]))
+        html_report.build_report(LAYOUT, config, params.measured)

@@ -1,7 +1,7 @@
 rule topology:
     output:
-        f"{RESULTS}/{{machine}}/topology.xml",
+        LAYOUT.topology("{machine}"),
     log:
-        f"{RESULTS}/{{machine}}/logs/topology.log",
+        LAYOUT.log("{machine}", "topology"),
     run:
         topology.save(MACHINES[wildcards.machine].topology, Path(output[0]), Path(log[0]))

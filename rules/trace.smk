@@ -5,13 +5,13 @@ rule build_traced:
     input:
         build_sources,
     output:
-        f"{RESULTS}/{{machine}}/bin/{{bench}}.traced",
+        LAYOUT.binary("{machine}", "{bench}", traced=True),
     params:
-        cmd=lambda wildcards, output: workflow_support.traced_build_command(
+        cmd=lambda wildcards, output: pinbench.traced_build_command(
             config, wildcards.bench, output[0]
         ),
     log:
-        f"{RESULTS}/{{machine}}/logs/build/{{bench}}.traced.log",
+        LAYOUT.log("{machine}", "build", "{bench}.traced"),
     run:
         shell("({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}")
 
@@ -20,11 +20,11 @@ rule trace:
     input:
         traced_binary,
     output:
-        matrix=f"{RESULTS}/{{machine}}/affinity/{{bench}}/t{{n}}.csv",
-        sidecar=f"{RESULTS}/{{machine}}/affinity/{{bench}}/t{{n}}.json",
+        matrix=LAYOUT.matrix("{machine}", "{bench}", "{n}"),
+        sidecar=LAYOUT.sidecar("{machine}", "{bench}", "{n}"),
     params:
         tracing=config["tracing"],
     log:
-        f"{RESULTS}/{{machine}}/logs/trace/{{bench}}/t{{n}}.log",
+        LAYOUT.log("{machine}", "trace", "{bench}", "{n}"),
     run:
-        workflow_support.trace_cell(config, wildcards, input[0], output.matrix, log[0])
+        pinbench.trace_cell(config, wildcards, input[0], output.matrix, log[0])

@@ -43,8 +43,11 @@ if [ ! -x .venv/bin/python ]; then
   echo "pinbench setup: creating .venv"
   python3 -m venv .venv
 fi
-if [ ! -f .venv/.installed ] || [ requirements.txt -nt .venv/.installed ]; then
-  echo "pinbench setup: installing Python dependencies (requirements.txt)"
+if [ ! -f .venv/.installed ] || [ requirements.txt -nt .venv/.installed ] ||
+   [ pyproject.toml -nt .venv/.installed ]; then
+  echo "pinbench setup: installing Python dependencies (requirements.txt) and pinbench (editable)"
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+  # the packages affinity, stats and reports, and the pinbench-* commands (pyproject.toml)
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
   touch .venv/.installed
 fi

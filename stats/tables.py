@@ -1,8 +1,7 @@
 """The campaign's statistics: every cell against the baseline, and the study's summary tables.
 
 A cell is one (machine, benchmark, threads, strategy). Its sample is the run
-times of its successful, correctly placed runs (``ok`` and verification not
-failed). Each cell is compared with the baseline cell of the same (machine,
+times of its runs that count (:func:`stats.cells.describe_cells`). Each cell is compared with the baseline cell of the same (machine,
 benchmark, threads) by the Speedup-Test (:mod:`stats.speeduptest`). The
 summary follows Tables 1-3 of Mazouz, Touati and Barthou: per machine, thread
 count and strategy, the overall speedups of mean and median over all
@@ -19,8 +18,9 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from affinity.results.runs import RunRecord, read_runs
+from stats.cells import describe_cells
 from stats.proportion import approximation_warning, benchmarks_needed, wilson_interval
-from stats.runs import read_runs, samples
 from stats.speeduptest import SampleError, speedup_test
 
 CELL_COLUMNS = [
@@ -41,17 +41,6 @@ SUMMARY_COLUMNS = [
 #: Half-width of the interval of the share of accelerated benchmarks that
 #: ``benchmarks_for_precision`` asks for (the Speedup-Test report's sample-size rule).
 PRECISION = 0.1
-
-
-def describe(times: list[float]) -> dict:
-    """n, mean, median, min and sample variance of one cell (None where undefined)."""
-    return {
-        "n": len(times),
-        "mean_s": statistics.fmean(times) if times else None,
-        "median_s": statistics.median(times) if times else None,
-        "min_s": min(times) if times else None,
-        "variance": statistics.variance(times) if len(times) > 1 else None,
-    }
 
 
 def compare(baseline: list[float], variant: list[float], confidence: float, seed: int) -> dict:
@@ -78,18 +67,19 @@ def compare(baseline: list[float], variant: list[float], confidence: float, seed
     }
 
 
-def cell_table(rows: list[dict], baseline: str, confidence: float, seed: int = 0) -> list[dict]:
+def cell_table(records: list[RunRecord], baseline: str, confidence: float,
+               seed: int = 0) -> list[dict]:
     """One row per cell: its description and, for non-baseline cells, the Speedup-Test."""
-    times, dropped = samples(rows)
+    cells = describe_cells(records)
     table = []
-    for key in sorted(dropped):
+    for key in sorted(cells):
         machine, bench, threads, strategy = key
         row = dict.fromkeys(CELL_COLUMNS)
         row.update(machine=machine, benchmark=bench, threads=threads, strategy=strategy,
-                   baseline=baseline, **dropped[key], **describe(times.get(key, [])))
+                   baseline=baseline, **cells[key].columns())
         base_key = (machine, bench, threads, baseline)
-        if strategy != baseline and base_key in dropped:
-            row.update(compare(times.get(base_key, []), times.get(key, []), confidence, seed))
+        if strategy != baseline and base_key in cells:
+            row.update(compare(cells[base_key].times, cells[key].times, confidence, seed))
         table.append(row)
     return table
 
@@ -103,9 +93,12 @@ def _geomean(pairs: list[tuple[float, float, float]]) -> float:
 
 
 def summary_table(cells: list[dict], baseline: str, confidence: float,
-                  weights: dict[str, float] | None = None) -> list[dict]:
-    """The study's Tables 1-3: one row per (machine, threads, strategy), baseline included."""
-    weights = weights or {}
+                  benchmark_weights: dict[str, float] | None = None) -> list[dict]:
+    """The study's Tables 1-3: one row per (machine, threads, strategy), baseline included.
+
+    ``benchmark_weights``: benchmark -> its weight in the overall speedups (1 if not named).
+    """
+    weights = benchmark_weights or {}
     by_key = {(c["machine"], c["benchmark"], c["threads"], c["strategy"]): c for c in cells}
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for cell in cells:
@@ -151,7 +144,7 @@ def _fmt(value, digits: int = 4) -> str:
     return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
 
 
-def summary_text(summary: list[dict], baseline: str, confidence: float) -> str:
+def tables_text(summary: list[dict], baseline: str, confidence: float) -> str:
     """The summary tables as printed at the end of a campaign."""
     lines = [f"Overall speedups against {baseline!r} (sum of baseline statistics over sum of "
              f"strategy statistics; geometric means of per-benchmark speedups beside them); "
@@ -182,18 +175,21 @@ def _write_csv(rows: list[dict], columns: list[str], path: Path) -> None:
         writer.writerows(rows)
 
 
-def analyse(runs_csv: Path, outdir: Path, *, campaign: str, baseline: str, confidence: float,
-            weights: dict[str, float] | None = None, seed: int = 0) -> str:
-    """Write ``cells.csv``, ``summary.csv``, ``summary.txt`` and ``stats.json``; return the text."""
+def analyse(runs_csv: Path, cells_csv: Path, summary_csv: Path, summary_txt: Path,
+            stats_json: Path, *, campaign: str, baseline: str, confidence: float,
+            benchmark_weights: dict[str, float] | None = None, seed: int = 0) -> str:
+    """Write the cell table, the summary tables (CSV and text) and both as JSON; return the text."""
     cells = cell_table(read_runs([runs_csv]), baseline, confidence, seed)
-    summary = summary_table(cells, baseline, confidence, weights)
-    outdir.mkdir(parents=True, exist_ok=True)
-    _write_csv(cells, CELL_COLUMNS, outdir / "cells.csv")
-    _write_csv(summary, SUMMARY_COLUMNS, outdir / "summary.csv")
-    text = summary_text(summary, baseline, confidence)
-    (outdir / "summary.txt").write_text(text)
+    summary = summary_table(cells, baseline, confidence, benchmark_weights)
+    for path in (cells_csv, summary_csv, summary_txt, stats_json):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    _write_csv(cells, CELL_COLUMNS, cells_csv)
+    _write_csv(summary, SUMMARY_COLUMNS, summary_csv)
+    text = tables_text(summary, baseline, confidence)
+    summary_txt.write_text(text)
     meta = {"campaign": campaign, "baseline": baseline, "confidence": confidence,
-            "weights": weights or "equal", "bootstrap_seed": seed, "runs": str(runs_csv)}
-    (outdir / "stats.json").write_text(
+            "weights": benchmark_weights or "equal", "bootstrap_seed": seed,
+            "runs": str(runs_csv)}
+    stats_json.write_text(
         json.dumps({"meta": meta, "cells": cells, "summary": summary}, indent=1) + "\n")
     return text

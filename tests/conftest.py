@@ -3,20 +3,31 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from affinity.results.runs import RunRecord
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 DATA = Path(__file__).resolve().parent / "data"
 
 
 def preset(name: str) -> str:
     """The synthetic topology string of a machine preset."""
     return yaml.safe_load((ROOT / "config" / "machines" / f"{name}.yaml").read_text())["topology"]
+
+
+def run_record(**fields) -> RunRecord:
+    """A run of strategy ``os`` that succeeded in 1 s, with ``fields`` changed."""
+    values = dict(machine="m", benchmark="b", threads=2, strategy="os", repetition=0,
+                  order_index=0, ok=True, failure="", time_s=1.0, time_source="wall", wall_s=1.0,
+                  user_s=1.0, sys_s=0.0, exit_status=0, timed_out=False, validated=True,
+                  verification="n/a", pus="", observed="", load_1m=0.0, governor="unreadable",
+                  started_at="2026-01-01T00:00:00.000+00:00")
+    values.update(fields)
+    return RunRecord(**values)
 
 
 def compile_c(source: Path, out: Path, cc: str = "gcc") -> Path:

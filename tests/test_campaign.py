@@ -6,7 +6,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from affinity import campaign
+from affinity.workflow import campaign
 
 
 def base() -> dict:

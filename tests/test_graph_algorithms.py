@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 from conftest import preset
 
-from affinity import domains
-from affinity.matching import max_weight_matching, thread_pairs
-from affinity.objective import cost_matrix, lowest_shared_matrix, node_costs, objective
-from affinity.partition import cut, fits, partition
-from affinity.refinement import refine
-from affinity.strategies import PlacementError
+from affinity.graph.edges import METIS_BOUND, edges, integer_matrix
+from affinity.graph.matching import max_weight_matching, thread_pairs
+from affinity.graph.objective import cost_matrix, lowest_shared_matrix, node_costs, objective
+from affinity.graph.partition import PartitionError, cut, fits, partition
+from affinity.graph.refinement import refine
+from affinity.place import domains
+from affinity.place.domains import PlacementError
 from affinity.topology import load
-from affinity.weights import METIS_BOUND, edges, integer_matrix
 
 
 def symmetric(rng, n, high=100, density=1.0):
@@ -207,7 +207,7 @@ def test_pairs_and_singles_fit_odd_capacities():
         parts = partition(symmetric(rng, 5), caps, sizes, seed=trial)
         assert_fits(parts, caps, sizes)
     assert not fits([3, 3], [2, 2, 2])
-    with pytest.raises(PlacementError, match="do not fit"):
+    with pytest.raises(PartitionError, match="do not fit"):
         partition(np.ones((3, 3)), [3, 3], [2, 2, 2])
 
 

@@ -6,14 +6,16 @@ import numpy as np
 import pytest
 from conftest import preset
 
-from affinity import placement, strategies
-from affinity.domains import slots, socket_slots
-from affinity.matching import thread_pairs
-from affinity.objective import cost_matrix, objective
+from affinity.graph.matching import thread_pairs
+from affinity.graph.objective import cost_matrix, objective
+from affinity.place import cli as place_cli
+from affinity.place import registry
+from affinity.place.domains import PlacementError, slots, socket_slots
+from affinity.place.record import make_placement
 from affinity.topology import load
 
-GRAPH = list(strategies.GRAPH)
-BOUND = [*strategies.FIXED, *GRAPH]
+GRAPH = list(registry.GRAPH)
+BOUND = ["compact", "scatter", *GRAPH]
 CORE2_CONSECUTIVE = ("[NUMANode(memory=16GiB)] Package:2 L2Cache:2(size=6MiB) "
                      "L1dCache:2(size=32KiB) Core:1 PU:1")
 NEHALEM_CONSECUTIVE = ("Package:2 [NUMANode(memory=12GiB)] L3Cache:1(size=8MiB) "
@@ -55,15 +57,15 @@ def assert_valid(topo, pus, n):
 # --- names -----------------------------------------------------------------------------
 
 def test_every_config_name_is_recognised():
-    for name in [*strategies.KNOWN, *GRAPH, "lpgp-4", "gplp-8", "lpgp-16"]:
-        strategies.parse_strategy(name)
+    for name in [*registry.NAMES, *GRAPH, "lpgp-4", "gplp-8", "lpgp-16"]:
+        registry.parse_strategy(name)
     for name in ["lpgp-0", "lpgp-", "gp-4", "hierarchical-2", "lpgp-4x", "lpgp-04", "lpgp-²", ""]:
-        with pytest.raises(strategies.PlacementError, match="unknown strategy"):
-            strategies.parse_strategy(name)
-    assert strategies.parse_strategy("lpgp-8") == ("lpgp", 8)
-    assert strategies.parse_strategy("lp-compact") == ("lp-compact", None)
+        with pytest.raises(PlacementError, match="unknown strategy"):
+            registry.parse_strategy(name)
+    assert registry.parse_strategy("lpgp-8") == (registry.STRATEGIES["lpgp"], 8)
+    assert registry.parse_strategy("lp-compact") == (registry.STRATEGIES["lp-compact"], None)
     assert [n for n in ["os", "random", "compact", "scatter", "gp", "lpgp-2", "hierarchical"]
-            if strategies.needs_matrix(n)] == ["gp", "lpgp-2", "hierarchical"]
+            if registry.needs_matrix(n)] == ["gp", "lpgp-2", "hierarchical"]
 
 
 # --- validity ---------------------------------------------------------------------------
@@ -81,7 +83,7 @@ def test_every_placement_is_valid(machines, name, kind):
     for n in thread_counts(topo):
         matrix = degenerate(kind, n, rng)
         for strategy in BOUND:
-            record = placement.make_placement(topo, strategy, n, matrix=matrix)
+            record = make_placement(topo, strategy, n, matrix=matrix)
             assert_valid(topo, record["pus"], n)
             assert record["J"] == pytest.approx(objective(topo, matrix, record["pus"]))
             if strategy in GRAPH:  # one thread per core while threads do not outnumber cores
@@ -91,8 +93,8 @@ def test_every_placement_is_valid(machines, name, kind):
 def test_degenerate_matrices_give_j_zero_or_the_same_for_every_strategy(machines):
     topo = machines["nehalem"]
     for strategy in GRAPH:
-        assert placement.make_placement(topo, strategy, 8, matrix=np.zeros((8, 8)))["J"] == 0
-        uniform = placement.make_placement(topo, strategy, 8, matrix=np.ones((8, 8)))["J"]
+        assert make_placement(topo, strategy, 8, matrix=np.zeros((8, 8)))["J"] == 0
+        uniform = make_placement(topo, strategy, 8, matrix=np.ones((8, 8)))["J"]
         assert uniform == 6 * 2 * 1 + 16 * 2  # 2 x 6 pairs inside sockets, 16 across
 
 
@@ -100,7 +102,7 @@ def test_degenerate_matrices_give_j_zero_or_the_same_for_every_strategy(machines
 def test_same_seed_same_placement(machines, strategy):
     topo = machines["ccnuma96"]
     matrix = symmetric(np.random.default_rng(5), 40)
-    runs = [placement.make_placement(topo, strategy, 40, seed=s, matrix=matrix)["pus"]
+    runs = [make_placement(topo, strategy, 40, seed=s, matrix=matrix)["pus"]
             for s in (3, 3, 4)]
     assert runs[0] == runs[1]
 
@@ -116,7 +118,7 @@ def test_os_numbering_changes_nothing_but_the_names(machines, alternating, conse
     for n in (3, 6, 8):
         matrix = symmetric(rng, n)
         for strategy in [*BOUND, "gplp-2", *(["lpgp-1"] if n <= 4 else [])]:
-            records = [placement.make_placement(t, strategy, n, seed=1, matrix=matrix) for t in trees]
+            records = [make_placement(t, strategy, n, seed=1, matrix=matrix) for t in trees]
             assert [[t.sub_ids(pu) for pu in r["pus"]] for t, r in zip(trees, records)] == \
                 [[trees[0].sub_ids(pu) for pu in records[0]["pus"]]] * 2
             assert records[0]["J"] == records[1]["J"]
@@ -156,8 +158,8 @@ def test_j_does_not_depend_on_thread_labels(machines, name, n):
         perm = rng.permutation(n)
         relabelled = matrix[np.ix_(perm, perm)]
         for strategy in ("lpgp", "gplp", "hierarchical", *(["gp"] if name == "nehalem" else [])):
-            assert placement.make_placement(topo, strategy, n, matrix=relabelled)["J"] == \
-                placement.make_placement(topo, strategy, n, matrix=matrix)["J"]
+            assert make_placement(topo, strategy, n, matrix=relabelled)["J"] == \
+                make_placement(topo, strategy, n, matrix=matrix)["J"]
         weight = [sum(m[a, b] for a, b in thread_pairs(m)[0]) for m in (matrix, relabelled)]
         assert weight[0] == weight[1]
 
@@ -170,8 +172,8 @@ def test_hierarchical_j_does_not_depend_on_thread_labels_on_random_matrices(mach
         for _ in range(20):
             matrix = symmetric(rng, 8)
             perm = rng.permutation(8)
-            same.append(placement.make_placement(topo, "hierarchical", 8, matrix=matrix)["J"] ==
-                        placement.make_placement(topo, "hierarchical", 8,
+            same.append(make_placement(topo, "hierarchical", 8, matrix=matrix)["J"] ==
+                        make_placement(topo, "hierarchical", 8,
                                                  matrix=matrix[np.ix_(perm, perm)])["J"])
     assert np.mean(same) >= 0.95
 
@@ -184,7 +186,7 @@ def test_pairs_share_a_two_core_cache(machines, name, strategy):
     topo = machines[name]
     n = len(topo.placeable)
     matrix = symmetric(np.random.default_rng(2), n)
-    record = placement.make_placement(topo, strategy, n, matrix=matrix)
+    record = make_placement(topo, strategy, n, matrix=matrix)
     pairs, _ = thread_pairs(matrix)
     assert {record["shared_level"][a][b] for a, b in pairs} == {"L2Cache"}
 
@@ -197,8 +199,8 @@ def test_lp_compact_fills_sockets_and_lp_scatter_spreads_pairs(machines):
     def sockets_used(pus):
         return sorted({k for k, group in enumerate(sockets) for pu in pus if pu in group})
 
-    compact = placement.make_placement(topo, "lp-compact", 16, matrix=matrix)["pus"]
-    spread = placement.make_placement(topo, "lp-scatter", 16, matrix=matrix)["pus"]
+    compact = make_placement(topo, "lp-compact", 16, matrix=matrix)["pus"]
+    spread = make_placement(topo, "lp-scatter", 16, matrix=matrix)["pus"]
     assert sockets_used(compact) == [0, 1, 2]  # 6 cores per socket
     assert len(sockets_used(spread)) == 8      # one pair per socket
     assert {k // 4 for k in sockets_used(spread)} == {0, 1, 2, 3}  # every NUMA group first
@@ -210,7 +212,7 @@ def test_socket_variants_use_the_first_k_sockets_evenly(machines, base, sockets)
     """16 threads of the 96-core machine on 4, 8 or 16 sockets, as in the study's Table 2."""
     topo = machines["ccnuma96"]
     matrix = symmetric(np.random.default_rng(sockets), 16)
-    pus = placement.make_placement(topo, f"{base}-{sockets}", 16, matrix=matrix)["pus"]
+    pus = make_placement(topo, f"{base}-{sockets}", 16, matrix=matrix)["pus"]
     groups = socket_slots(topo, topo.placeable)
     per_socket = [len(set(pus) & set(group)) for group in groups]
     assert sum(per_socket[:sockets]) == 16
@@ -221,16 +223,16 @@ def test_socket_variants_use_the_first_k_sockets_evenly(machines, base, sockets)
 def test_socket_counts_that_cannot_work_are_refused(machines):
     topo = machines["ccnuma96"]
     matrix = np.ones((16, 16))
-    with pytest.raises(strategies.PlacementError, match="17 sockets asked for"):
-        placement.make_placement(topo, "lpgp-17", 16, matrix=matrix)
-    with pytest.raises(strategies.PlacementError, match="16 threads do not fit on 2 socket"):
-        placement.make_placement(topo, "gplp-2", 16, matrix=matrix)
+    with pytest.raises(PlacementError, match="17 sockets asked for"):
+        make_placement(topo, "lpgp-17", 16, matrix=matrix)
+    with pytest.raises(PlacementError, match="16 threads do not fit on 2 socket"):
+        make_placement(topo, "gplp-2", 16, matrix=matrix)
 
 
 def test_lpgp_breaks_a_pair_when_sockets_hold_odd_counts(machines):
     topo = machines["Package:2 L2Cache:3 Core:1 PU:1"]  # two sockets of 3 cores
     matrix = symmetric(np.random.default_rng(1), 6)
-    assert_valid(topo, placement.make_placement(topo, "lpgp", 6, matrix=matrix)["pus"], 6)
+    assert_valid(topo, make_placement(topo, "lpgp", 6, matrix=matrix)["pus"], 6)
 
 
 # --- records ---------------------------------------------------------------------------
@@ -238,22 +240,22 @@ def test_lpgp_breaks_a_pair_when_sockets_hold_odd_counts(machines):
 def test_records_carry_j_when_a_matrix_is_given(machines):
     topo = machines["core2"]
     matrix = symmetric(np.random.default_rng(6), 4)
-    rnd = placement.make_placement(topo, "random", 4, seed=2, repetitions=3, matrix=matrix)
+    rnd = make_placement(topo, "random", 4, seed=2, repetitions=3, matrix=matrix)
     assert rnd["J_by_repetition"] == [objective(topo, matrix, p) for p in rnd["pus_by_repetition"]]
     assert rnd["J"] == pytest.approx(np.mean(rnd["J_by_repetition"]))
-    assert placement.make_placement(topo, "os", 4, matrix=matrix)["J"] is None
-    bare = placement.make_placement(topo, "compact", 4)
+    assert make_placement(topo, "os", 4, matrix=matrix)["J"] is None
+    bare = make_placement(topo, "compact", 4)
     assert bare["J"] is None and bare["pus"] == [0, 4, 2, 6]
-    assert placement.make_placement(topo, "random", 4)["J_by_repetition"] is None
-    with pytest.raises(strategies.PlacementError, match="matrix is 4 x 4, not 3 x 3"):
-        placement.make_placement(topo, "compact", 3, matrix=matrix)
+    assert make_placement(topo, "random", 4)["J_by_repetition"] is None
+    with pytest.raises(PlacementError, match="matrix is 4 x 4, not 3 x 3"):
+        make_placement(topo, "compact", 3, matrix=matrix)
 
 
 def test_placement_files_record_j(tmp_path, capsys):
-    from affinity.matrix import write_matrix
+    from affinity.graph.matrix import write_matrix
     write_matrix(symmetric(np.random.default_rng(7), 4), tmp_path / "m.csv")
     names = ["os", "random", "compact", "scatter", *GRAPH, "lpgp-1", "gplp-2"]
-    code = placement.main(["--topology", preset("nehalem"), "--threads", "4", "--strategies",
+    code = place_cli.main(["--topology", preset("nehalem"), "--threads", "4", "--strategies",
                            *names, "--outdir", str(tmp_path / "out"), "--matrix",
                            str(tmp_path / "m.csv")])
     assert code == 0
@@ -261,6 +263,6 @@ def test_placement_files_record_j(tmp_path, capsys):
     assert records["os"]["J"] is None
     assert all(isinstance(records[n]["J"], float) for n in names if n != "os")
     assert "(J " in capsys.readouterr().out
-    assert placement.main(["--topology", preset("nehalem"), "--threads", "5", "--strategies",
+    assert place_cli.main(["--topology", preset("nehalem"), "--threads", "5", "--strategies",
                            "gp", "--outdir", str(tmp_path / "x"), "--matrix",
                            str(tmp_path / "m.csv")]) == 2

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from affinity import verify
-from affinity.journal import Journal
-from affinity.launcher import base_environment, run_once
-from affinity.measure import Job, measure_one, run_order
+from affinity.measure import verify
+from affinity.measure.job import Job, measure_one, run_order
+from affinity.measure.journal import Journal
+from affinity.measure.spawn import base_environment, run_once
 
 TWO_PUS = sorted(os.sched_getaffinity(0))[:2]
 
@@ -29,9 +29,9 @@ def fixed(pus):
 def test_pinned_run_is_verified(spin_binaries, tmp_path, cc):
     planned = list(reversed(TWO_PUS))
     row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}), "compact", 0, 0, tmp_path)
-    assert row["ok"] and row["verification"] == "ok", row
-    assert row["pus"] == " ".join(map(str, planned))
-    assert row["observed"] == " ".join(f"{t}:{pu}" for t, pu in enumerate(planned))
+    assert row.ok and row.verification == "ok", row
+    assert row.pus == " ".join(map(str, planned))
+    assert row.observed == " ".join(f"{t}:{pu}" for t, pu in enumerate(planned))
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
@@ -40,15 +40,15 @@ def test_invalid_place_fails_verification_instead_of_running_silently(spin_binar
     missing_pu = max(os.sched_getaffinity(0)) + 5
     planned = [TWO_PUS[0], missing_pu]
     row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}), "compact", 0, 0, tmp_path)
-    assert row["verification"] == "mismatch", row
-    assert f"1:{missing_pu}" not in row["observed"]
+    assert row.verification == "mismatch", row
+    assert f"1:{missing_pu}" not in row.observed
 
 
 def test_os_runs_are_not_bound(spin_binaries, tmp_path):
     row = measure_one(job(spin_binaries["gcc"], {"os": {"strategy": "os", "pus": None}}),
                       "os", 0, 0, tmp_path)
-    assert row["ok"] and row["verification"] == "n/a" and row["pus"] == ""
-    assert row["observed"].startswith("0:")
+    assert row.ok and row.verification == "n/a" and row.pus == ""
+    assert row.observed.startswith("0:")
 
 
 @pytest.mark.parametrize("args, overrides, failure", [
@@ -61,8 +61,8 @@ def test_failures_are_recorded_not_raised(spin_binaries, tmp_path, args, overrid
     binary = str(spin_binaries["gcc"])
     spec = job(binary, {"os": {"strategy": "os", "pus": None}}, argv=[binary, *args], **overrides)
     row = measure_one(spec, "os", 0, 0, tmp_path)
-    assert not row["ok"] and row["failure"].startswith(failure)
-    assert row["wall_s"] < 10
+    assert not row.ok and row.failure.startswith(failure)
+    assert row.wall_s < 10
 
 
 def test_time_regex_replaces_wall_time(spin_binaries, tmp_path):
@@ -70,8 +70,8 @@ def test_time_regex_replaces_wall_time(spin_binaries, tmp_path):
     spec = job(binary, {"os": {"strategy": "os", "pus": None}}, argv=[binary, "30"],
                time_regex=r"^kernel_time_s: (\S+)$")
     row = measure_one(spec, "os", 0, 0, tmp_path)
-    assert row["ok"] and row["time_source"] == "regex" and row["time_s"] == 0.03
-    assert row["wall_s"] > 0.03
+    assert row.ok and row.time_source == "regex" and row.time_s == 0.03
+    assert row.wall_s > 0.03
 
 
 def test_children_get_a_minimal_environment_without_aslr(tmp_path, monkeypatch):

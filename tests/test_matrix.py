@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from affinity.matrix import MatrixError, read_matrix, write_matrix
+from affinity.graph.matrix import MatrixError, read_matrix, write_matrix
 
 
 def test_round_trip(tmp_path):

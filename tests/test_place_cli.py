@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from conftest import ROOT, preset
 
-from affinity import place
-from affinity.matrix import write_matrix
+from affinity.place import cli as place
+from affinity.graph.matrix import write_matrix
 
 
 @pytest.fixture

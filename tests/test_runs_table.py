@@ -5,16 +5,17 @@ import os
 import threading
 import time
 
-from affinity.measure import RUN_COLUMNS, MachineLock, write_runs
-from stats.runs import collect, read_runs, summarise
+from conftest import run_record
+
+from affinity.measure.lock import MachineLock
+from affinity.results.runs import RUN_COLUMNS, read_runs, write_runs
+from affinity.workflow.rules import runs_table
+from stats.cells import describe_cells
 
 
 def row(strategy, rep, time_s, ok=True, verification="ok", failure=""):
-    values = dict.fromkeys(RUN_COLUMNS, "")
-    values.update(machine="m", benchmark="b", threads=2, strategy=strategy, repetition=rep,
-                  order_index=rep, ok=ok, failure=failure, time_s=time_s,
-                  verification=verification)
-    return values
+    return run_record(strategy=strategy, repetition=rep, order_index=rep, ok=ok,
+                      failure=failure, time_s=time_s, verification=verification)
 
 
 def test_failed_and_misplaced_runs_are_counted_but_left_out_of_the_statistics(tmp_path):
@@ -23,11 +24,12 @@ def test_failed_and_misplaced_runs_are_counted_but_left_out_of_the_statistics(tm
             row("compact", 4, 5.0, verification="mismatch"),
             row("os", 0, 4.0, verification="n/a")]
     write_runs(rows, tmp_path / "t2.csv")
-    cells = summarise(read_runs([tmp_path / "t2.csv"]))
+    cells = describe_cells(read_runs([tmp_path / "t2.csv"]))
     compact = cells[("m", "b", 2, "compact")]
     assert (compact.n, compact.failures, compact.misplaced) == (3, 1, 1)
     assert (compact.verified, compact.pinned) == (4, 5)
-    assert compact.mean == 2.0 and compact.median == 2.0 and compact.variance == 1.0
+    assert compact.mean_s == 2.0 and compact.median_s == 2.0 and compact.variance == 1.0
+    assert compact.min_s == 1.0 and compact.times == [1.0, 3.0, 2.0]
     assert cells[("m", "b", 2, "os")].pinned == 0 and cells[("m", "b", 2, "os")].variance is None
 
 
@@ -35,8 +37,8 @@ def test_collect_concatenates_tables_and_lists_failures(tmp_path):
     write_runs([row("os", 0, 1.0, verification="n/a")], tmp_path / "a.csv")
     write_runs([row("os", 0, 2.0, ok=False, failure="timeout after 5 s", verification="n/a"),
                 row("compact", 0, 2.0, verification="missing")], tmp_path / "b.csv")
-    text = collect([tmp_path / "a.csv", tmp_path / "b.csv"], tmp_path / "runs.csv",
-                   tmp_path / "summary.txt")
+    text = runs_table([tmp_path / "a.csv", tmp_path / "b.csv"], tmp_path / "runs.csv",
+                      tmp_path / "summary.txt")
     with (tmp_path / "runs.csv").open() as handle:
         table = list(csv.DictReader(handle))
     assert len(table) == 3 and list(table[0]) == RUN_COLUMNS
@@ -55,3 +57,16 @@ def test_machine_lock_waits_for_its_holder(tmp_path):
     with MachineLock(path, said.append):
         waited = time.monotonic() - start
     assert waited >= 0.25 and said and said[0].startswith("waiting for the machine lock")
+
+
+def test_records_survive_the_csv_unchanged(tmp_path):
+    """Typed records written and read back are equal, and a second write is byte-identical."""
+    records = [row("compact", 0, 1.25), row("os", 1, None, ok=False, failure="exit status 3"),
+               run_record(strategy="random", repetition=2, order_index=2, time_s=0.1 + 0.2,
+                          load_1m=2.37, user_s=1e-06, timed_out=True, pus="1 0")]
+    write_runs(records, tmp_path / "a.csv")
+    back = read_runs([tmp_path / "a.csv"])
+    assert back == records and back[1].time_s is None and back[2].time_s == 0.1 + 0.2
+    write_runs(back, tmp_path / "b.csv")
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    assert [r.counts for r in back] == [True, False, True]

@@ -4,7 +4,11 @@ import json
 import pytest
 from conftest import preset
 
-from affinity import placement, strategies
+from affinity.place import cli as place_cli
+from affinity.place import independent
+from affinity.place.domains import PlacementError
+from affinity.place.record import make_placement
+from affinity.results.placements import pus_for
 from affinity.topology import load
 
 NEHALEM_CONSECUTIVE = ("Package:2 [NUMANode(memory=12GiB)] L3Cache:1(size=8MiB) "
@@ -32,19 +36,19 @@ def machines():
     ("ccnuma96", "scatter", 16, [0, 24, 48, 72, 6, 30, 54, 78, 12, 36, 60, 84, 18, 42, 66, 90]),
 ])
 def test_hand_worked_placements(machines, name, strategy, threads, expected):
-    assert strategies.FIXED_STRATEGIES[strategy](machines[name], threads) == expected
+    assert getattr(independent, strategy)(machines[name], threads) == expected
 
 
 def test_scatter_on_96_cores_follows_the_tree(machines):
     expected = [(i % 4) * 24 + (i // 4 % 4) * 6 + (i // 16 % 3) * 2 + (i // 48) for i in range(96)]
-    assert strategies.scatter(machines["ccnuma96"], 96) == expected
+    assert independent.scatter(machines["ccnuma96"], 96) == expected
 
 
 def test_consecutive_numbering_gives_the_same_tree_positions(machines):
     alternating, consecutive = machines["nehalem"], load(NEHALEM_CONSECUTIVE)
-    assert strategies.compact(consecutive, 8) == list(range(8))
-    assert strategies.scatter(consecutive, 8) == [0, 4, 1, 5, 2, 6, 3, 7]
-    for strategy in strategies.FIXED_STRATEGIES.values():
+    assert independent.compact(consecutive, 8) == list(range(8))
+    assert independent.scatter(consecutive, 8) == [0, 4, 1, 5, 2, 6, 3, 7]
+    for strategy in (independent.compact, independent.scatter):
         for n in range(1, 9):
             positions = [[t.sub_ids(pu) for pu in strategy(t, n)] for t in (alternating, consecutive)]
             assert positions[0] == positions[1]
@@ -52,8 +56,8 @@ def test_consecutive_numbering_gives_the_same_tree_positions(machines):
 
 def test_shared_levels_of_compact_and_scatter(machines):
     core2 = machines["core2"]
-    compact = placement.make_placement(core2, "compact", 8)["shared_level"]
-    scatter = placement.make_placement(core2, "scatter", 8)["shared_level"]
+    compact = make_placement(core2, "compact", 8)["shared_level"]
+    scatter = make_placement(core2, "scatter", 8)["shared_level"]
     assert (compact[0][1], compact[0][2], compact[0][4], compact[0][0]) == (
         "L2Cache", "Package", "Machine", "PU")
     assert (scatter[0][1], scatter[0][2], scatter[0][4]) == ("Machine", "Package", "L2Cache")
@@ -62,46 +66,42 @@ def test_shared_levels_of_compact_and_scatter(machines):
 
 def test_random_is_seeded_fresh_per_repetition_and_valid(machines):
     topo = machines["ccnuma96"]
-    one = placement.make_placement(topo, "random", 16, seed=7, repetitions=5)
-    again = placement.make_placement(topo, "random", 16, seed=7, repetitions=5)
-    other = placement.make_placement(topo, "random", 16, seed=8, repetitions=5)
+    one = make_placement(topo, "random", 16, seed=7, repetitions=5)
+    again = make_placement(topo, "random", 16, seed=7, repetitions=5)
+    other = make_placement(topo, "random", 16, seed=8, repetitions=5)
     reps = one["pus_by_repetition"]
     assert reps == again["pus_by_repetition"] != other["pus_by_repetition"]
     assert len({tuple(r) for r in reps}) == 5
     for pus in reps:
         assert len(set(pus)) == 16 and set(pus) <= set(topo.placeable)
-    assert placement.pus_for(one, 3) == reps[3]
+    assert pus_for(one, 3) == reps[3]
 
 
 def test_os_has_no_binding_and_every_placement_is_json(machines):
-    record = placement.make_placement(machines["core2"], "os", 4)
-    assert record["pus"] is None and placement.pus_for(record, 0) is None
-    json.dumps(placement.make_placement(machines["core2"], "compact", 4))
+    record = make_placement(machines["core2"], "os", 4)
+    assert record["pus"] is None and pus_for(record, 0) is None
+    json.dumps(make_placement(machines["core2"], "compact", 4))
 
 
-@pytest.mark.parametrize("strategy", strategies.KNOWN)
+@pytest.mark.parametrize("strategy", ["os", "random", "compact", "scatter"])
 def test_too_many_threads_are_refused(machines, strategy):
-    with pytest.raises(strategies.PlacementError, match="9 threads do not fit on 8"):
-        placement.make_placement(machines["nehalem"], strategy, 9)
+    with pytest.raises(PlacementError, match="9 threads do not fit on 8"):
+        make_placement(machines["nehalem"], strategy, 9)
 
 
 @pytest.mark.parametrize("name", ["treematch", "lpgp-0", "lpgp-x", "gp-4", "lp-compact-2", "LPGP"])
 def test_unknown_strategy(machines, name):
-    with pytest.raises(strategies.PlacementError, match=f"unknown strategy '{name}'"):
-        placement.make_placement(machines["nehalem"], name, 2)
+    with pytest.raises(PlacementError, match=f"unknown strategy '{name}'"):
+        make_placement(machines["nehalem"], name, 2)
 
 
 def test_graph_strategies_need_a_matrix(machines):
-    with pytest.raises(strategies.PlacementError, match="'lpgp-2' needs an affinity matrix"):
-        placement.make_placement(machines["nehalem"], "lpgp-2", 2)
-
-
-def test_omp_places_string():
-    assert placement.omp_places([3, 0, 5]) == "{3},{0},{5}"
+    with pytest.raises(PlacementError, match="'lpgp-2' needs an affinity matrix"):
+        make_placement(machines["nehalem"], "lpgp-2", 2)
 
 
 def test_placement_command_writes_one_file_per_strategy(tmp_path, capsys):
-    code = placement.main(["--topology", preset("core2"), "--threads", "4", "--strategies",
+    code = place_cli.main(["--topology", preset("core2"), "--threads", "4", "--strategies",
                            "os", "compact", "scatter", "random", "--outdir", str(tmp_path),
                            "--repetitions", "3", "--seed", "1"])
     assert code == 0

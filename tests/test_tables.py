@@ -5,7 +5,9 @@ import random
 
 import pytest
 
-from affinity.measure import RUN_COLUMNS, write_runs
+from conftest import run_record
+
+from affinity.results.runs import write_runs
 from stats.tables import analyse, cell_table, summary_table
 
 BENCHMARKS = ["b1", "b2", "b3", "b4"]
@@ -13,19 +15,17 @@ BENCHMARKS = ["b1", "b2", "b3", "b4"]
 PLANTED = {"os": 1.0, "fast": 0.8, "same": 1.0, "slow": 1.25}
 
 
-def planted_runs(reps: int = 35, seed: int = 3) -> list[dict]:
+def planted_runs(reps: int = 35, seed: int = 3) -> list:
     rng = random.Random(seed)
     rows = []
     for bench_index, bench in enumerate(BENCHMARKS):
         base = 1.0 + bench_index  # benchmarks of different lengths
         for strategy, factor in PLANTED.items():
             for rep in range(reps):
-                row = dict.fromkeys(RUN_COLUMNS, "")
-                row.update(machine="m", benchmark=bench, threads=2, strategy=strategy,
-                           repetition=rep, order_index=rep, ok=True,
-                           time_s=base * factor * rng.gauss(1.0, 0.02),
-                           verification="n/a" if strategy == "os" else "ok")
-                rows.append(row)
+                rows.append(run_record(
+                    benchmark=bench, strategy=strategy, repetition=rep, order_index=rep,
+                    time_s=base * factor * rng.gauss(1.0, 0.02),
+                    verification="n/a" if strategy == "os" else "ok"))
     return rows
 
 
@@ -83,7 +83,9 @@ def test_cells_without_enough_runs_are_not_tested():
 
 def test_analyse_writes_csv_json_and_text(tmp_path):
     write_runs(planted_runs(reps=10), tmp_path / "runs.csv")
-    text = analyse(tmp_path / "runs.csv", tmp_path / "stats", campaign="c", baseline="os",
+    out = tmp_path / "stats"
+    text = analyse(tmp_path / "runs.csv", out / "cells.csv", out / "summary.csv",
+                   out / "summary.txt", out / "stats.json", campaign="c", baseline="os",
                    confidence=0.95)
     with (tmp_path / "stats" / "cells.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 16

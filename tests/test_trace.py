@@ -33,8 +33,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from affinity import trace as tr
-from affinity.matrix import read_matrix
+from affinity.graph.matrix import read_matrix
+from affinity.trace import build as tb
+from affinity.trace.run import trace
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -147,7 +148,7 @@ def read_raw(path: Path) -> dict[int, dict[int, int]]:
 
 
 def flags() -> tuple[list[str], list[str]]:
-    cflags, ldflags = tr.traced_build_flags()
+    cflags, ldflags = tb.traced_build_flags()
     return shlex.split(cflags), shlex.split(ldflags)
 
 
@@ -197,7 +198,7 @@ def traced(bins, tmp_path_factory):
             n, args = (TSAN_INPUTS if tracer == "tsan" else VALGRIND_INPUTS)[bench]
             kind = "tsan" if tracer == "tsan" else "native"
             csv = out / ("-".join(key) + ".csv")
-            side = tr.trace([str(bins[kind, cc, bench]), *args], n, csv, tracer, weight,
+            side = trace([str(bins[kind, cc, bench]), *args], n, csv, tracer, weight,
                             stdout=subprocess.DEVNULL)
             cache[key] = (read_matrix(csv), side)
         return cache[key]
@@ -236,7 +237,7 @@ def test_valgrind_on_a_clang_binary(bins, tmp_path):
     by-reference captures (the master's stack line, read at every word of the job set-up)
     weigh more than with libgomp; the pairs still carry > 97% of the weight."""
     csv = tmp_path / "m.csv"
-    tr.trace([str(bins["native", "clang", "pairs"]), "kib=256", "jobs=2", "rounds=300"], 4, csv,
+    trace([str(bins["native", "clang", "pairs"]), "kib=256", "jobs=2", "rounds=300"], 4, csv,
              "valgrind", stdout=subprocess.DEVNULL)
     matrix = read_matrix(csv)
     assert inside(matrix, planted_mask("pairs", 4)) > 0.97
@@ -260,12 +261,12 @@ def test_falseshare_lines_and_control(bins, tmp_path):
     """10 threads: counters 0-7 share a line, 8-9 the next; stride=8: no false sharing,
     only thread 0 (which zeroes and sums the counters) shares with each thread."""
     csv = tmp_path / "fs.csv"
-    tr.trace([str(bins["tsan", "gcc", "falseshare"]), "incs=1000000"], 10, csv, "tsan", "min",
+    trace([str(bins["tsan", "gcc", "falseshare"]), "incs=1000000"], 10, csv, "tsan", "min",
              stdout=subprocess.DEVNULL)
     matrix = read_matrix(csv)
     assert inside(matrix, planted_mask("falseshare", 10)) > 0.999
     assert matrix[1:8, 8:].max() < 1e-4 * matrix.max()  # different lines: at most a few reads
-    tr.trace([str(bins["tsan", "gcc", "falseshare"]), "incs=1000000", "stride=8"], 4, csv,
+    trace([str(bins["tsan", "gcc", "falseshare"]), "incs=1000000", "stride=8"], 4, csv,
              "tsan", "common", stdout=subprocess.DEVNULL)
     matrix = read_matrix(csv)
     assert matrix[1:, 1:].max() < 1e-3 * matrix.sum()
@@ -286,7 +287,7 @@ def test_cxx_and_fortran_with_the_tsan_runtime(tmp_path, compiler, source, extra
     csv = tmp_path / "m.csv"
     proc_out = tmp_path / "stdout"
     with proc_out.open("w") as out:
-        side = tr.trace([str(exe), "300"], 4, csv, stdout=out)
+        side = trace([str(exe), "300"], 4, csv, stdout=out)
     assert re.match(r"checksum: -?\d+$", proc_out.read_text().strip())
     matrix = read_matrix(csv)
     assert side["threads"] == 4 and side["shared_lines"] >= 64
@@ -325,7 +326,7 @@ def test_valgrind_tool_agrees_with_lackey(bins, tmp_path):
     program = [str(bins["native", "gcc", "pairs"]), *args]
     csv = tmp_path / "m.csv"
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
-    side = tr.trace(program, n, csv, "valgrind", "min", env=env, stdout=subprocess.DEVNULL,
+    side = trace(program, n, csv, "valgrind", "min", env=env, stdout=subprocess.DEVNULL,
                     raw=tmp_path / "raw.csv", tracer_options=["--fair-sched=yes"])
     ours = read_raw(tmp_path / "raw.csv")
     lackey_env = dict(env, **{k: v for k, v in side["environment"].items()})
@@ -405,7 +406,7 @@ def weights_bin(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("line_bytes, weight", list(HAND))
 def test_weights_by_hand(weights_bin, tmp_path, line_bytes, weight):
     csv = tmp_path / "w.csv"
-    side = tr.trace([str(weights_bin)], 3, csv, "tsan", weight, line_bytes, raw=tmp_path / "raw.csv")
+    side = trace([str(weights_bin)], 3, csv, "tsan", weight, line_bytes, raw=tmp_path / "raw.csv")
     assert read_matrix(csv).tolist() == HAND[line_bytes, weight]
     assert (side["accesses"], side["distinct_lines"], side["shared_lines"]) == HAND_STATS[line_bytes]
     assert side["line_bytes"] == line_bytes and side["weight"] == weight
@@ -435,23 +436,22 @@ def test_valgrind_events_match_the_sequential_definition(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     csv = tmp_path / "m.csv"
-    tr.trace([str(exe), "300"], 4, csv, "valgrind", "events", stdout=subprocess.DEVNULL)
+    trace([str(exe), "300"], 4, csv, "valgrind", "events", stdout=subprocess.DEVNULL)
     assert inside(read_matrix(csv), planted_mask("pairs", 4)) > 0.99
 
 
 # ------------------------------------------------------------------------------ command line
 
 def test_print_flags_from_another_directory(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     for cmd in ([PY, "-m", "affinity.trace", "--print-flags"],
-                [PY, str(ROOT / "affinity" / "trace.py"), "--print-flags"]):
-        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+                [str(Path(PY).parent / "pinbench-trace"), "--print-flags"]):
+        proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
         assert len(lines) == 2 and lines[0].startswith("CFLAGS=") and lines[1].startswith("LDFLAGS=")
     cflags, ldflags = lines[0][len("CFLAGS="):], lines[1][len("LDFLAGS="):]
     assert "-fsanitize=thread" in cflags and "-fsanitize" not in ldflags
-    assert str(tr.BUILD / "libpinbench_tsan.a") in ldflags
+    assert str(tb.BUILD / "libpinbench_tsan.a") in ldflags
     (tmp_path / "x.c").write_text(
         "#include <omp.h>\n#include <stdio.h>\nstatic long a[4096];\n"
         "int main(void) {\n#pragma omp parallel\n"
@@ -461,7 +461,7 @@ def test_print_flags_from_another_directory(tmp_path):
     proc = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     proc = subprocess.run([PY, "-m", "affinity.trace", "--threads", "2", "--out", "m.csv", "--",
-                           "./x"], cwd=tmp_path, env=env, capture_output=True, text=True)
+                           "./x"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     matrix = read_matrix(tmp_path / "m.csv")
     assert matrix.shape == (2, 2) and matrix[0, 1] > 2 * 100 * 4096  # all of a[] is shared
@@ -484,7 +484,7 @@ def test_print_flags_from_another_directory(tmp_path):
 def test_bad_usage_exits_2_with_one_line(tmp_path, args, message):
     env = {k: v for k, v in os.environ.items() if k != "PIN_ROOT"}
     proc = subprocess.run([PY, "-m", "affinity.trace", *args], cwd=tmp_path,
-                          env=dict(env, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+                          env=env, capture_output=True, text=True)
     assert proc.returncode == 2
     assert len(proc.stderr.splitlines()) == 1 and message in proc.stderr, proc.stderr
     assert not (tmp_path / "m.csv").exists()
@@ -494,7 +494,7 @@ def test_bad_usage_exits_2_with_one_line(tmp_path, args, message):
 def test_failing_program_exits_2_with_one_line(tmp_path):
     proc = subprocess.run([PY, "-m", "affinity.trace", "--tracer", "valgrind", "--threads", "2",
                            "--out", "m.csv", "--", "/bin/false"], cwd=tmp_path,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+                          capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         "python -m affinity.trace: error: /bin/false exited with status 1 under the valgrind tracer"]
@@ -517,22 +517,22 @@ def test_runtime_without_output_path_traces_nothing(weights_bin, tmp_path):
 
 
 def test_build_is_cached():
-    lib = tr.build_tracer("tsan")
+    lib = tb.build_tracer("tsan")
     before = lib.stat().st_mtime_ns
-    assert tr.build_tracer("tsan") == lib and lib.stat().st_mtime_ns == before
-    with pytest.raises(tr.TraceError, match="unknown tracer"):
-        tr.build_tracer("dtrace")
+    assert tb.build_tracer("tsan") == lib and lib.stat().st_mtime_ns == before
+    with pytest.raises(tb.TraceError, match="unknown tracer"):
+        tb.build_tracer("dtrace")
 
 
 # ------------------------------------------------------------------------------ Pin
 
 @pytest.mark.skipif(not os.environ.get("PIN_ROOT"), reason="PIN_ROOT is not set (no Intel Pin kit)")
 def test_pin_tool_recovers_pairs(bins, tmp_path):
-    tool = tr.build_tracer("pin")
+    tool = tb.build_tracer("pin")
     assert tool.is_file()
     n, args = VALGRIND_INPUTS["pairs"]
     csv = tmp_path / "m.csv"
-    side = tr.trace([str(bins["native", "gcc", "pairs"]), *args], n, csv, "pin",
+    side = trace([str(bins["native", "gcc", "pairs"]), *args], n, csv, "pin",
                     stdout=subprocess.DEVNULL)
     assert side["tracer"] == "pin"
     assert inside(read_matrix(csv), planted_mask("pairs", n)) > 0.99

@@ -1,16 +1,24 @@
-"""Small functions the Snakefile calls: job specs, wildcard patterns, plans, stale locks."""
+"""What the Snakefile's rules call: each rule's body is one function here (or in a stage package).
+
+The rules (``rules/*.smk``) hold the file patterns, taken from
+:class:`affinity.results.layout.Layout`; these functions turn a job's wildcards,
+inputs and the campaign config into a call of the stage that does the work.
+"""
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
 from pathlib import Path
 
-from affinity import campaign, trace
-from affinity.placement import describe, write_placements
-
-_SESSION_LOCK: list[int] = []  # the open descriptor, held for the life of the process
+from affinity.place.record import write_placements
+from affinity.results.layout import placement_key
+from affinity.results.placements import placement_line, read_placement
+from affinity.results.runs import read_runs, write_runs
+from affinity.trace.build import traced_build_flags
+from affinity.trace.run import trace
+from affinity.workflow import campaign
+from stats.cells import cells_text
 
 
 def alternatives(names) -> str:
@@ -31,16 +39,17 @@ def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: s
     }, sort_keys=True)
 
 
-def place(inputs, wildcards, params, first_output: str, log: str) -> None:
+def place(inputs, wildcards, params, outputs, log: str) -> None:
     """The placement rule: every strategy's file for one (machine, benchmark, threads)."""
     matrix = Path(inputs.matrix) if hasattr(inputs, "matrix") else None
     write_placements(inputs.topology, int(wildcards.n), params.strategies,
-                     Path(first_output).parent, params.seed, params.repetitions, Path(log), matrix)
+                     [Path(path) for path in outputs], params.seed, params.repetitions,
+                     Path(log), matrix)
 
 
 def traced_build_command(config: dict, bench: str, output: str) -> str:
     """The build command of a benchmark's tsan-traced variant (builds the tracer if needed)."""
-    return campaign.build_command(config, bench, output, trace.traced_build_flags())
+    return campaign.build_command(config, bench, output, traced_build_flags())
 
 
 def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> None:
@@ -50,50 +59,35 @@ def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> N
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} | config["env"] | \
         config["benchmarks"][wildcards.bench]["env"]
     with open(log, "w") as out:
-        trace.trace(argv, int(wildcards.n), matrix, tracing["tracer"], tracing["weight"],
-                    tracing["line_bytes"], env=env, stdout=out, stderr=out,
-                    timeout=tracing["timeout_s"])
+        trace(argv, int(wildcards.n), matrix, tracing["tracer"], tracing["weight"],
+              tracing["line_bytes"], env=env, stdout=out, stderr=out,
+              timeout=tracing["timeout_s"])
+
+
+def runs_table(job_tables, table: str, summary: str) -> str:
+    """The runs_table rule: the jobs' runs tables concatenated, and the summary of every cell."""
+    records = read_runs([Path(path) for path in job_tables])
+    write_runs(records, Path(table))
+    text = cells_text(records)
+    Path(summary).write_text(text)
+    return text
 
 
 def analyse_options(config: dict) -> dict:
     """The campaign settings the analyse rule passes to ``stats.tables.analyse``."""
     return {"campaign": config["campaign"], "baseline": config["baseline"],
-            "confidence": config["confidence"], "weights": config["weights"],
+            "confidence": config["confidence"], "benchmark_weights": config["weights"],
             "seed": config["seed"]}
 
 
 def write_plan(placement_files, output: str) -> None:
     """A readable list of every placement of a machine, grouped by benchmark and threads."""
     lines, last = [], None
-    for path in map(Path, placement_files):
-        group = f"{path.parent.parent.name}, {path.parent.name[1:]} threads"
+    for path in placement_files:
+        key = placement_key(path)
+        group = f"{key.benchmark}, {key.threads} threads"
         if group != last:
             lines.append(f"{group}:")
             last = group
-        lines.append("  " + describe(json.loads(path.read_text())))
+        lines.append("  " + placement_line(read_placement(path)))
     Path(output).write_text("\n".join(lines) + "\n")
-
-
-def clear_stale_locks(state_dir: str = ".snakemake") -> bool:
-    """Remove Snakemake's directory locks left by a killed run, so the next call resumes.
-
-    A Snakemake killed with SIGKILL leaves its locks behind, and the next call
-    would refuse to start until ``--unlock``. Every pinbench Snakemake holds an
-    ``flock`` on ``.snakemake/pinbench-session.lock`` for its whole life (the
-    kernel drops it when the process dies), so when this process can take it,
-    no other pinbench Snakemake is alive here and any lock left is stale.
-    Returns True when locks were removed.
-    """
-    lock_dir = Path(state_dir) / "locks"
-    Path(state_dir).mkdir(exist_ok=True)
-    fd = os.open(Path(state_dir) / "pinbench-session.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return False
-    _SESSION_LOCK.append(fd)
-    stale = list(lock_dir.glob("*.lock")) if lock_dir.is_dir() else []
-    for path in stale:
-        path.unlink(missing_ok=True)
-    return bool(stale)

@@ -1,7 +1,9 @@
-"""Where the graph strategies may put threads: slots, sockets and sharing domains.
+"""Where strategies may put threads: placeable PUs, scatter order, slots, sockets, sharing domains.
 
-The study's machines have one PU per core and caches shared by two cores; the
-strategies here work on any hwloc tree, through three notions.
+Every strategy places threads on the placeable PUs (:func:`check_fits`), and
+``scatter`` takes them in the order of :func:`scatter_order`. The study's
+machines have one PU per core and caches shared by two cores; the graph
+strategies work on any hwloc tree, through three further notions.
 
 **Slots.** A slot is a PU a strategy may use. Hyperthreads of one core share
 the core's pipelines, so a program gets a core to itself before it shares
@@ -32,8 +34,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from affinity.strategies import check_fits, scatter_order
 from affinity.topology import Node, Topology
+
+
+class PlacementError(ValueError):
+    """No placement of the requested kind exists."""
+
+
+def check_fits(topo: Topology, threads: int) -> list[int]:
+    """The placeable PUs, or PlacementError when ``threads`` do not fit on them."""
+    pus = topo.placeable
+    if not 1 <= threads <= len(pus):
+        raise PlacementError(
+            f"{threads} threads do not fit on {len(pus)} placeable PUs "
+            f"of {topo.source or 'this machine'}"
+        )
+    return pus
+
+
+def scatter_order(topo: Topology, pus: list[int]) -> list[int]:
+    """``pus`` sorted as ``scatter`` takes them: by their sub-ids, leaf level most significant."""
+    return sorted(pus, key=lambda pu: tuple(reversed(topo.sub_ids(pu))))
 
 
 def _core(node: Node) -> Node:

@@ -3,7 +3,7 @@
 The study's LPGP and GPLP use two levels of the machine (a cache shared by
 two cores, the socket). This strategy uses all of them, at any arity: NUMA
 groups, sockets, dies, L3s of any number of cores, L2 pairs, the hyperthreads
-of a core. It minimises the objective J of :mod:`affinity.objective` in
+of a core. It minimises the objective J of :mod:`affinity.graph.objective` in
 three steps.
 
 1. **Top-down tree mapping**, as Scotch maps a process graph onto a
@@ -12,16 +12,16 @@ three steps.
    static mapping", 1996); TreeMatch (Jeannot, Mercier, Tessier, IEEE TPDS
    2014) and EagerMap (Cruz et al., 2015) build the same groups bottom-up.
    Starting at the root domain with every thread, each sharing domain
-   (:func:`affinity.domains.domain_tree`) splits its threads among its
-   children with :func:`affinity.partition.partition`, one part per child,
+   (:func:`affinity.place.domains.domain_tree`) splits its threads among its
+   children with :func:`affinity.graph.partition.partition`, one part per child,
    each within the child's slots. A domain uses the fewest children that hold
    its threads (the largest first), since threads kept under one child never
    pay the domain's cost. A domain whose children are single slots places its
    threads in order: every pair there costs the same.
 2. **Portfolio.** The study's five strategies on every socket
-   (:func:`affinity.graph_strategies.study_placements`) and ``compact`` and
+   (:func:`affinity.place.study.study_placements`) and ``compact`` and
    ``scatter`` over the slots are taken as further starting points.
-3. **Swap refinement on J** (:func:`affinity.refinement.refine`) of the
+3. **Swap refinement on J** (:func:`affinity.graph.refinement.refine`) of the
    top-down placement and of the :data:`REFINED_STARTS` - 1 other starting
    points of lowest J; the refined placement of lowest J is returned (the
    top-down one on ties, then the others in the order above).
@@ -49,12 +49,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from affinity.domains import Domain, domain_tree, slots
-from affinity.graph_strategies import study_placements
-from affinity.objective import cost_matrix, placement_cost
-from affinity.partition import partition
-from affinity.refinement import refine
-from affinity.strategies import scatter_order
+from affinity.graph.objective import cost_matrix, placement_cost
+from affinity.graph.partition import partition
+from affinity.graph.refinement import refine
+from affinity.place.domains import Domain, domain_tree, scatter_order, slots
+from affinity.place.study import study_placements
 from affinity.topology import Topology
 
 #: How many starting points are refined: the top-down one and the best others.
@@ -76,7 +75,7 @@ def hierarchical(topo: Topology, matrix: np.ndarray, seed: int = 0) -> list[int]
         return placement_cost(matrix, costs[np.ix_(positions, positions)])
 
     own, *others = [[index[pu] for pu in start] for start in (
-        top_down(topo, matrix, seed), *study_placements(topo, matrix, seed).values(),
+        top_down(topo, matrix, seed), *study_placements(topo, matrix, seed),
         pus[:n], scatter_order(topo, pus)[:n])]
     others.sort(key=cost)  # stable: ties keep the order above
     refined = [refine(matrix, costs, start) for start in [own, *others[:REFINED_STARTS - 1]]]

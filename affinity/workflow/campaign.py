@@ -15,7 +15,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from affinity import strategies
+from affinity.place.domains import PlacementError
+from affinity.place.registry import needs_matrix
 from affinity.topology import Topology, TopologyError, is_synthetic, load
 
 #: Variables the launcher owns; a campaign may not set them.
@@ -186,12 +187,10 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     the presets, and relative paths in the campaign are read from it.
     """
     validate_schema(config, root / "config" / "schema.yaml")
-    for name in config["strategies"]:
-        try:
-            strategies.parse_strategy(name)
-        except strategies.PlacementError as exc:
-            raise ConfigError(f"strategies: {exc}") from None
-    graph = [s for s in config["strategies"] if strategies.needs_matrix(s)]
+    try:
+        graph = [s for s in config["strategies"] if needs_matrix(s)]
+    except PlacementError as exc:
+        raise ConfigError(f"strategies: {exc}") from None
     if graph and config["tracing"]["when"] == "never":
         raise ConfigError(f"tracing.when: \"never\", but strategy {graph[0]!r} needs the "
                           "affinity matrices a tracer makes")
@@ -214,7 +213,7 @@ def traces(config: dict) -> bool:
     """Whether the campaign traces its benchmarks (``tracing.when``; auto: a graph strategy asks)."""
     when = config["tracing"]["when"]
     return when == "always" or (
-        when == "auto" and any(strategies.needs_matrix(s) for s in config["strategies"]))
+        when == "auto" and any(needs_matrix(s) for s in config["strategies"]))
 
 
 def build_command(config: dict, bench: str, output: str,

@@ -5,9 +5,9 @@ Pinning Strategies on Multi-Core Platforms", section 3.2. Each strategy turns
 the affinity matrix W (W[i][j]: accesses to cache lines shared by threads i
 and j) into a placement thread i -> PU, combining two steps:
 
-- **LP** (:mod:`affinity.matching`): optimal thread pairs, a maximum-weight
+- **LP** (:mod:`affinity.graph.matching`): optimal thread pairs, a maximum-weight
   perfect matching (Edmonds), for the caches shared by two cores;
-- **GP** (:mod:`affinity.partition`): a k-way partition of the threads (or of
+- **GP** (:mod:`affinity.graph.partition`): a k-way partition of the threads (or of
   the pairs) over the sockets, METIS then capacity repair and swap refinement.
 
 =============  ==============================================================
@@ -24,7 +24,7 @@ and j) into a placement thread i -> PU, combining two steps:
                 pairs inside each socket, laid compactly on its caches
 =============  ==============================================================
 
-Generalisation beyond the study's trees (see :mod:`affinity.domains` for slots,
+Generalisation beyond the study's trees (see :mod:`affinity.place.domains` for slots,
 sockets and sharing groups): a pair goes onto two slots of one sharing group,
 whatever the group's size (two cores under a Core2 L2, two of the four
 under a Nehalem L3, the two hyperthreads of a core when threads outnumber
@@ -49,10 +49,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from affinity.domains import domain_tree, rank_path, sharing_groups, slots, socket_slots
-from affinity.matching import thread_pairs
-from affinity.partition import fits, partition
-from affinity.strategies import PlacementError, scatter_order
+from affinity.graph.matching import thread_pairs
+from affinity.graph.partition import fits, partition
+from affinity.place.domains import (PlacementError, domain_tree, rank_path, scatter_order,
+                                    sharing_groups, slots, socket_slots)
 from affinity.topology import Topology
 
 Pairing = tuple[list[tuple[int, int]], int | None]
@@ -103,14 +103,12 @@ def gplp(topo: Topology, matrix: np.ndarray, sockets: int | None = None, seed: i
     return [placed[t] for t in range(n)]
 
 
-def study_placements(topo: Topology, matrix: np.ndarray, seed: int = 0) -> dict[str, list[int]]:
-    """The five strategies on every socket; the optimal pairs are computed once for all three."""
+def study_placements(topo: Topology, matrix: np.ndarray, seed: int = 0) -> list[list[int]]:
+    """lp-compact, lp-scatter, gp, lpgp and gplp on every socket, the optimal pairs found once."""
     pairing, n = thread_pairs(matrix), len(matrix)
-    return {"lp-compact": _lp(topo, pairing, n, scatter=False),
-            "lp-scatter": _lp(topo, pairing, n, scatter=True),
-            "gp": gp(topo, matrix, seed),
-            "lpgp": _lpgp(topo, matrix, pairing, None, seed),
-            "gplp": gplp(topo, matrix, None, seed)}
+    return [_lp(topo, pairing, n, scatter=False), _lp(topo, pairing, n, scatter=True),
+            gp(topo, matrix, seed), _lpgp(topo, matrix, pairing, None, seed),
+            gplp(topo, matrix, None, seed)]
 
 
 def _lp(topo: Topology, pairing: Pairing, n: int, scatter: bool) -> list[int]:

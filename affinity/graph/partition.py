@@ -7,7 +7,7 @@ affinity between parts, the *cut*, is as small as possible. Three stages:
 
 1. **METIS** k-way (``pymetis.part_graph``), vertex weights = item sizes,
    target part weights proportional to the capacities, integer edge weights
-   scaled into METIS's range and zero edges dropped (:mod:`affinity.weights`).
+   scaled into METIS's range and zero edges dropped (:mod:`affinity.graph.edges`).
    METIS balances parts only approximately and may collapse a small graph
    into one part, so its answer is a starting point, not a placement. A graph
    without edges, or with fewer items than parts (METIS refuses it), starts
@@ -38,8 +38,11 @@ from collections.abc import Sequence
 import numpy as np
 import pymetis
 
-from affinity.strategies import PlacementError
-from affinity.weights import METIS_BOUND, integer_matrix
+from affinity.graph.edges import METIS_BOUND, integer_matrix
+
+
+class PartitionError(ValueError):
+    """The items cannot fit in the parts (see :func:`fits`)."""
 
 
 def fits(capacities: Sequence[int], sizes: Sequence[int]) -> bool:
@@ -57,13 +60,13 @@ def partition(matrix: np.ndarray, capacities: Sequence[int],
     ``capacities``: the size each of the k parts may hold.
     ``sizes``: each item's size, 1 (a thread) or 2 (a pair); all 1 by default.
     ``seed``: METIS's random seed; the same arguments give the same partition.
-    Raises PlacementError when the items cannot fit (see :func:`fits`).
+    Raises PartitionError when the items cannot fit (see :func:`fits`).
     """
     weights = integer_matrix(matrix, METIS_BOUND)
     item_sizes = np.ones(len(weights), dtype=np.int64) if sizes is None else np.array(sizes)
     caps = np.array(capacities, dtype=np.int64)
     if not fits(caps, item_sizes):
-        raise PlacementError(f"items of sizes {sorted(item_sizes.tolist())} do not fit "
+        raise PartitionError(f"items of sizes {sorted(item_sizes.tolist())} do not fit "
                              f"in parts of capacities {caps.tolist()}")
     if len(caps) == 1:
         return [0] * len(weights)

@@ -8,7 +8,7 @@ matching and a polyhedron with 0,1-vertices", J. Res. NBS 69B, 1965;
 Galil's O(n^3) formulation, ACM Computing Surveys 1986).
 
 Only the non-zero edges are given to the solver (affinity graphs are sparse)
-with integer weights (:mod:`affinity.weights`). Threads the matching leaves
+with integer weights (:mod:`affinity.graph.edges`). Threads the matching leaves
 alone are then paired among themselves: on the complete affinity graph their
 edges weigh 0, so the result is a maximum-weight *perfect* matching of it
 (one thread stays single when N is odd).
@@ -36,7 +36,7 @@ import networkx as nx
 import numpy as np
 import rustworkx as rx
 
-from affinity.weights import MATCHING_BOUND, edges, integer_matrix
+from affinity.graph.edges import MATCHING_BOUND, edges, integer_matrix
 
 #: Largest thread count solved with networkx when the backend is "auto".
 NETWORKX_UP_TO = 16
@@ -48,7 +48,7 @@ def max_weight_matching(matrix: np.ndarray, backend: Backend = "auto") -> list[t
     """The pairs (i < j) of a maximum-weight matching on the non-zero entries of ``matrix``.
 
     ``matrix`` is a symmetric N x N affinity matrix (diagonal ignored); weights
-    are made integers by :func:`affinity.weights.integer_matrix`, exactly for
+    are made integers by :func:`affinity.graph.edges.integer_matrix`, exactly for
     whole numbers. Pairs are sorted. Threads may stay unmatched.
     """
     rows, cols, weights = edges(integer_matrix(matrix, MATCHING_BOUND))

@@ -1,7 +1,7 @@
 """Swap refinement of a placement on the objective J: a 2-exchange local search.
 
 Given the threads' slots and the cost matrix between slots
-(:func:`affinity.objective.cost_matrix`), repeatedly exchange the slots of two
+(:func:`affinity.graph.objective.cost_matrix`), repeatedly exchange the slots of two
 threads, or move a thread to a free slot, whenever that lowers J, until no
 single exchange or move does. This is the refinement step of graph mappers
 (Kernighan and Lin's exchanges, as Scotch and TreeMatch apply them after
@@ -30,7 +30,7 @@ import numpy as np
 def refine(matrix: np.ndarray, costs: np.ndarray, positions: list[int]) -> list[int]:
     """Slots after local search: ``positions[i]`` is thread i's index into the M x M ``costs``.
 
-    ``costs`` holds the integer level costs of :func:`affinity.objective.cost_matrix`;
+    ``costs`` holds the integer level costs of :func:`affinity.graph.objective.cost_matrix`;
     ``matrix`` is the N x N affinity (diagonal ignored), N <= M. The result
     has J no higher than the input's, and no single exchange of two threads
     or move to a free slot lowers it further.

@@ -6,9 +6,8 @@ import platform
 import shlex
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
-
-import snakemake
 
 
 def _first_line(argv: list[str]) -> str:
@@ -48,7 +47,7 @@ def describe(compiler: str, binary: str) -> dict:
         "aslr_setting": Path("/proc/sys/kernel/randomize_va_space").read_text().strip(),
         "hwloc": _first_line(["lstopo-no-graphics", "--version"]),
         "python": sys.version.split()[0],
-        "snakemake": snakemake.__version__,
+        "snakemake": version("snakemake"),
     }
 
 

@@ -1,0 +1,51 @@
+"""``python -m affinity.measure``: the measuring process of one job, started by the measure rule.
+
+    python -m affinity.measure --spec JSON --placements FILE... --journal FILE --out FILE.csv
+        [--lock FILE] [--log FILE]
+
+The spec is the job (:class:`affinity.measure.job.Job`) without its
+placements, which are read from the placement files. This process imports
+only what measuring needs: no placement algorithm, no statistics.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from affinity.measure.job import Job, run_job
+from affinity.measure.lock import DEFAULT_LOCK
+from affinity.results.placements import read_placement
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run (or resume) one measurement job and write its runs table."""
+    parser = argparse.ArgumentParser(prog="python -m affinity.measure", description=main.__doc__)
+    parser.add_argument("--spec", required=True,
+                        help="the job as JSON (see affinity.measure.job.Job)")
+    parser.add_argument("--placements", nargs="+", type=Path, required=True)
+    parser.add_argument("--journal", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--lock", default=os.environ.get("PINBENCH_LOCK", DEFAULT_LOCK))
+    parser.add_argument("--log", type=Path, help="also append progress lines to this file")
+    args = parser.parse_args(argv)
+    spec = json.loads(args.spec)
+    placements = {}
+    for path in args.placements:
+        record = read_placement(path)
+        placements[record["strategy"]] = record
+    spec["placements"] = {s: placements[s] for s in spec.pop("strategies")}
+    if args.log:
+        args.log.parent.mkdir(parents=True, exist_ok=True)
+    log = args.log.open("a") if args.log else None
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+        if log:
+            log.write(line + "\n")
+            log.flush()
+
+    run_job(Job(**spec), args.journal, args.out, args.lock, say)
+    return 0

@@ -1,0 +1,42 @@
+"""The application-independent strategies: thread i -> PU (OS index) without an affinity matrix.
+
+``compact`` and ``scatter`` follow Intel's ``KMP_AFFINITY`` on the hwloc tree,
+as LLVM's ``openmp/runtime/src/kmp_affinity.cpp`` (``compare_compact``) does:
+every PU is labelled by its rank among its siblings at each level, compact
+sorts the labels root first (fill a socket before the next), scatter sorts
+them leaf first (thread i on socket i mod S, and so on down the tree).
+Strategies work on the tree, never on OS index arithmetic, so they give the
+same placement (up to renaming) on consecutive and alternating numberings.
+``random`` draws a uniformly random placement from a seed.
+
+The application-sensitive strategies, which need an affinity matrix, live in
+:mod:`affinity.place.study` (the study's five) and
+:mod:`affinity.place.hierarchical`; :mod:`affinity.place.registry` names them all.
+"""
+from __future__ import annotations
+
+import random
+
+from affinity.place.domains import check_fits, scatter_order
+from affinity.topology import Topology
+
+
+def compact(topo: Topology, threads: int) -> list[int]:
+    """``KMP_AFFINITY=compact,granularity=fine``: neighbours in the tree get consecutive threads.
+    On ``Package:2 Core:2 PU:1``, 3 threads go to PUs 0, 1, 2.
+    """
+    pus = check_fits(topo, threads)
+    return sorted(pus, key=topo.sub_ids)[:threads]
+
+
+def scatter(topo: Topology, threads: int) -> list[int]:
+    """``KMP_AFFINITY=scatter,granularity=fine``: spread threads as far apart as the tree allows.
+    On ``Package:2 Core:2 PU:1``, 3 threads go to PUs 0, 2, 1.
+    """
+    return scatter_order(topo, check_fits(topo, threads))[:threads]
+
+
+def random_placement(topo: Topology, threads: int, seed: int) -> list[int]:
+    """A uniformly random choice and order of ``threads`` distinct placeable PUs."""
+    pus = check_fits(topo, threads)
+    return random.Random(seed).sample(pus, threads)

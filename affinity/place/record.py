@@ -1,0 +1,94 @@
+"""A strategy's placement record for one (machine, benchmark, threads), and writing them all.
+
+A record names, for every OpenMP thread i, the PU (OS index) it runs on,
+the ``OMP_PLACES`` string that pins it there, and for each pair of threads
+the lowest level of the tree they share. ``os`` has no list (the OS
+decides); ``random`` has a fresh list per repetition, drawn from a recorded
+seed. Given the affinity matrix of the run, every record also holds the
+objective J it reaches (:mod:`affinity.graph.objective`), so strategies can
+be compared before anything runs; the graph strategies need the matrix. The
+file format is :mod:`affinity.results.placements`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from affinity.graph.matrix import read_matrix
+from affinity.graph.objective import lowest_shared_matrix, objective
+from affinity.place.domains import PlacementError, check_fits
+from affinity.place.registry import parse_strategy
+from affinity.results.placements import omp_places, placement_line, write_placement
+from affinity.seeding import derive_seed
+from affinity.topology import Topology, load
+
+
+def shared_levels(topo: Topology, pus: list[int]) -> list[list[str]]:
+    """``m[i][j]``: type of the lowest tree object holding the PUs of threads i and j."""
+    index, nodes = lowest_shared_matrix(topo, pus)
+    return np.array([node.type for node in nodes], dtype=object)[index].tolist()
+
+
+def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
+                   repetitions: int = 1, matrix: np.ndarray | None = None) -> dict:
+    """The placement record of one strategy for ``threads`` threads on ``topo``.
+
+    ``seed`` and ``repetitions`` matter to ``random``, which draws one
+    placement per repetition from ``derive_seed(seed, repetition)``; the graph
+    strategies that partition pass ``seed`` to METIS. ``matrix`` is the
+    ``threads`` x ``threads`` affinity matrix: the graph strategies need it,
+    and with it the record's ``J`` is the objective of the placement (for
+    ``random``, ``J_by_repetition`` holds each repetition's and ``J`` their
+    mean); ``J`` is None without a matrix and for ``os``.
+    """
+    chosen, sockets = parse_strategy(strategy)
+    check_fits(topo, threads)
+    if matrix is not None:
+        matrix = np.asarray(matrix, dtype=float)
+        if matrix.shape != (threads, threads):
+            raise PlacementError(
+                f"the affinity matrix is {len(matrix)} x {len(matrix)}, not {threads} x {threads}")
+    elif chosen.needs_matrix:
+        raise PlacementError(f"strategy {strategy!r} needs an affinity matrix")
+    record: dict = {"strategy": strategy, "threads": threads, "topology": topo.source,
+                    "placeable": topo.placeable, "pus": None, "omp_places": None, "J": None}
+    if chosen.per_repetition:
+        record["seed"] = seed
+        record["pus_by_repetition"] = [
+            chosen.place(topo, threads, matrix, sockets, derive_seed(seed, rep))
+            for rep in range(repetitions)
+        ]
+        record["J_by_repetition"] = None if matrix is None else [
+            objective(topo, matrix, pus) for pus in record["pus_by_repetition"]]
+        if matrix is not None:
+            record["J"] = float(np.mean(record["J_by_repetition"]))
+    elif chosen.place is not None:
+        pus = chosen.place(topo, threads, matrix, sockets, seed)
+        record.update(pus=pus, omp_places=omp_places(pus), shared_level=shared_levels(topo, pus))
+        if matrix is not None:
+            record["J"] = objective(topo, matrix, pus)
+        if chosen.needs_matrix:
+            record["seed"] = seed
+    return record
+
+
+def write_placements(topology: str, threads: int, names: list[str], outputs: list[Path],
+                     seed: int = 0, repetitions: int = 1, log: Path | None = None,
+                     matrix: Path | None = None) -> list[dict]:
+    """Compute each named strategy's placement and write it to the matching path of ``outputs``.
+
+    ``log``, when given, receives one :func:`~affinity.results.placements.placement_line`
+    per strategy. ``matrix``, when given, is the affinity matrix file
+    (:mod:`affinity.graph.matrix`) of the run: the graph strategies need it, and
+    every record gets its J.
+    """
+    topo = load(topology)
+    weights = None if matrix is None else read_matrix(matrix)
+    records = [make_placement(topo, name, threads, seed, repetitions, weights) for name in names]
+    for record, path in zip(records, outputs, strict=True):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        write_placement(record, path)
+    if log:
+        Path(log).write_text("".join(placement_line(record) + "\n" for record in records))
+    return records

@@ -1,0 +1,142 @@
+"""Where every file of a campaign lives: the one home of the results layout.
+
+::
+
+    results/<campaign>/
+      <machine>/topology.xml                              hwloc XML, as measured or planned
+      <machine>/bin/<bench>, <bench>.traced               builds
+      <machine>/affinity/<bench>/t<N>.csv, t<N>.json      affinity matrix, how it was made
+      <machine>/placements/<bench>/t<N>/<strategy>.json   placement files
+      <machine>/journal/<bench>/t<N>.jsonl                a measurement job's journal
+      <machine>/runs/<bench>/t<N>.csv                     a measurement job's runs table
+      <machine>/environment.json                          the machine and toolchain
+      <machine>/plan.txt                                  every placement, readable
+      <machine>/logs/<stage>/...                          one log per job
+      runs.csv, summary.txt                               every run; a summary per cell
+      stats/cells.csv, summary.csv, summary.txt, stats.json
+      report/index.html
+      logs/<rule>.log
+
+Every path method takes names or Snakemake wildcards alike:
+``Layout.of("tiny").runs("{machine}", "{bench}", "{n}")`` is the measure rule's
+output pattern, ``Layout.of("tiny").runs("here", "spin", 2)`` one file of it.
+Paths are strings, relative to the workflow's working directory.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def sidecar_path(matrix_csv: Path | str) -> Path:
+    """The JSON sidecar of an affinity matrix file: beside it, extension ``.json``."""
+    return Path(matrix_csv).with_suffix(".json")
+
+
+@dataclass(frozen=True)
+class PlacementKey:
+    """What a placement file is for, read back from its path."""
+
+    machine: str
+    benchmark: str
+    threads: int
+    strategy: str
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The files of one campaign, under ``root`` (``results/<campaign>``)."""
+
+    root: str
+
+    @classmethod
+    def of(cls, campaign: str) -> "Layout":
+        """The layout of campaign ``campaign``: ``results/<campaign>``."""
+        return cls(f"results/{campaign}")
+
+    # --- per machine -------------------------------------------------------------------------
+    def machine(self, machine: str) -> str:
+        """The folder of one machine."""
+        return f"{self.root}/{machine}"
+
+    def topology(self, machine: str) -> str:
+        return f"{self.root}/{machine}/topology.xml"
+
+    def binary(self, machine: str, bench: str, traced: bool = False) -> str:
+        """A benchmark's build; ``traced``: its tsan-instrumented variant."""
+        return f"{self.root}/{machine}/bin/{bench}{'.traced' if traced else ''}"
+
+    def matrix(self, machine: str, bench: str, threads) -> str:
+        """The affinity matrix of a benchmark at ``threads`` threads."""
+        return f"{self.root}/{machine}/affinity/{bench}/t{threads}.csv"
+
+    def sidecar(self, machine: str, bench: str, threads) -> str:
+        """How that matrix was made (:func:`sidecar_path`)."""
+        return str(sidecar_path(self.matrix(machine, bench, threads)))
+
+    def placement(self, machine: str, bench: str, threads, strategy: str) -> str:
+        return f"{self.root}/{machine}/placements/{bench}/t{threads}/{strategy}.json"
+
+    def journal(self, machine: str, bench: str, threads) -> str:
+        return f"{self.root}/{machine}/journal/{bench}/t{threads}.jsonl"
+
+    def runs(self, machine: str, bench: str, threads) -> str:
+        """The runs table of one measurement job."""
+        return f"{self.root}/{machine}/runs/{bench}/t{threads}.csv"
+
+    def environment(self, machine: str) -> str:
+        return f"{self.root}/{machine}/environment.json"
+
+    def plan(self, machine: str) -> str:
+        return f"{self.root}/{machine}/plan.txt"
+
+    def log(self, machine: str | None, stage: str, bench: str | None = None,
+            threads=None) -> str:
+        """The log of a job: ``<machine>/logs/<stage>[/<bench>][/t<N>].log``, or a campaign's."""
+        parts = [self.root, *([machine] if machine is not None else []), "logs", stage]
+        parts += [bench] if bench is not None else []
+        parts += [f"t{threads}"] if threads is not None else []
+        return "/".join(parts) + ".log"
+
+    # --- per campaign ------------------------------------------------------------------------
+    @property
+    def all_runs(self) -> str:
+        """Every run of the campaign (the measurement jobs' tables, concatenated)."""
+        return f"{self.root}/runs.csv"
+
+    @property
+    def cells_summary(self) -> str:
+        """The printed summary of every cell."""
+        return f"{self.root}/summary.txt"
+
+    def stats(self, name: str) -> str:
+        """A file of the statistics: ``cells.csv``, ``summary.csv``, ``summary.txt``, ``stats.json``."""
+        return f"{self.root}/stats/{name}"
+
+    @property
+    def report(self) -> str:
+        """The report's folder."""
+        return f"{self.root}/report"
+
+    @property
+    def report_index(self) -> str:
+        return f"{self.root}/report/index.html"
+
+    # --- reading back what exists ------------------------------------------------------------
+    def placement_files(self, machine: str) -> list[tuple[PlacementKey, Path]]:
+        """Every placement file of a machine on disk, in path order, with what it is for."""
+        paths = sorted(Path(self.machine(machine)).glob("placements/*/t*/*.json"))
+        return [(placement_key(path), path) for path in paths]
+
+    def matrix_files(self, machine: str) -> list[tuple[str, Path]]:
+        """Every affinity matrix of a machine on disk, in path order, with its benchmark."""
+        paths = sorted(Path(self.machine(machine)).glob("affinity/*/t*.csv"))
+        return [(path.parent.name, path) for path in paths]
+
+
+def placement_key(path: Path | str) -> PlacementKey:
+    """What a placement file is for: ``<machine>/placements/<bench>/t<N>/<strategy>.json``."""
+    path = Path(path)
+    bench_dir = path.parent.parent
+    return PlacementKey(bench_dir.parent.parent.name, bench_dir.name, int(path.parent.name[1:]),
+                        path.stem)

@@ -1,0 +1,105 @@
+"""The runs table: one row per run, written by the measuring process, read by stats and report.
+
+Each measurement job writes ``runs/<bench>/t<N>.csv``; the campaign's
+``runs.csv`` is their concatenation. :class:`RunRecord` is the one typed row,
+:func:`read_runs` the one reader and :attr:`RunRecord.counts` the one rule
+that says whether a run's time enters the statistics.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import os
+import typing
+from pathlib import Path
+
+#: Verification results that mean the run did not run where it was planned.
+MISPLACED = ("mismatch", "missing")
+
+
+@dataclasses.dataclass
+class RunRecord:
+    """One finished run of one strategy's repetition in a measurement job."""
+
+    machine: str
+    benchmark: str
+    threads: int
+    strategy: str
+    repetition: int
+    order_index: int  #: position in the job's run order
+    ok: bool  #: exit status 0, validated, timed
+    failure: str  #: why not ok ("" when ok)
+    time_s: float | None  #: the run's time: wall time, or the benchmark's own (time_source)
+    time_source: str  #: "wall" or "regex"
+    wall_s: float  #: monotonic clock around spawn..wait
+    user_s: float
+    sys_s: float
+    exit_status: int  #: exit code, or -signal
+    timed_out: bool
+    validated: bool
+    verification: str  #: "ok", "mismatch", "missing", or "n/a" (not bound)
+    pus: str  #: the planned PU of each thread, space-separated ("" when not bound)
+    observed: str  #: the binding the runtime reported, "thread:cpus ..."
+    load_1m: float  #: load average before the run
+    governor: str
+    started_at: str  #: ISO 8601, UTC
+
+    @property
+    def cell(self) -> tuple[str, str, int, str]:
+        """(machine, benchmark, threads, strategy): the cell the run belongs to."""
+        return self.machine, self.benchmark, self.threads, self.strategy
+
+    @property
+    def misplaced(self) -> bool:
+        """The placement was checked and found wrong (mismatch, or a thread reported nothing)."""
+        return self.verification in MISPLACED
+
+    @property
+    def counts(self) -> bool:
+        """Whether the run's time enters the statistics: it succeeded and was not misplaced."""
+        return self.ok and not self.misplaced
+
+    def as_row(self) -> dict:
+        """The record as a plain dict, in column order (for CSV and the journal)."""
+        return dataclasses.asdict(self)
+
+
+RUN_COLUMNS = [field.name for field in dataclasses.fields(RunRecord)]
+
+
+def _parser(kind) -> typing.Callable[[str], object]:
+    if kind is bool:
+        return lambda text: text == "True"
+    if kind in (int, float):
+        return kind
+    if kind == float | None:
+        return lambda text: float(text) if text else None
+    return str
+
+
+_PARSERS = {name: _parser(kind) for name, kind in typing.get_type_hints(RunRecord).items()}
+
+
+def from_row(row: dict[str, str]) -> RunRecord:
+    """A record from one CSV row of strings."""
+    return RunRecord(**{name: _PARSERS[name](row[name]) for name in RUN_COLUMNS})
+
+
+def read_runs(paths: list[Path]) -> list[RunRecord]:
+    """The records of one or more runs tables, in file order."""
+    records = []
+    for path in paths:
+        with Path(path).open(newline="") as handle:
+            records.extend(from_row(row) for row in csv.DictReader(handle))
+    return records
+
+
+def write_runs(records: list[RunRecord], path: Path) -> None:
+    """Write a runs table, rows in the given order, atomically (no reader sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, RUN_COLUMNS)
+        writer.writeheader()
+        writer.writerows(record.as_row() for record in records)
+    os.replace(tmp, path)

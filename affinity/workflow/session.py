@@ -1,0 +1,33 @@
+"""One pinbench Snakemake per working directory, and Snakemake's stale locks cleared."""
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+_SESSION_LOCK: list[int] = []  # the open descriptor, held for the life of the process
+
+
+def clear_stale_locks(state_dir: str = ".snakemake") -> bool:
+    """Remove Snakemake's directory locks left by a killed run, so the next call resumes.
+
+    A Snakemake killed with SIGKILL leaves its locks behind, and the next call
+    would refuse to start until ``--unlock``. Every pinbench Snakemake holds an
+    ``flock`` on ``.snakemake/pinbench-session.lock`` for its whole life (the
+    kernel drops it when the process dies), so when this process can take it,
+    no other pinbench Snakemake is alive here and any lock left is stale.
+    Returns True when locks were removed.
+    """
+    lock_dir = Path(state_dir) / "locks"
+    Path(state_dir).mkdir(exist_ok=True)
+    fd = os.open(Path(state_dir) / "pinbench-session.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return False
+    _SESSION_LOCK.append(fd)
+    stale = list(lock_dir.glob("*.lock")) if lock_dir.is_dir() else []
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return bool(stale)

@@ -1,0 +1,84 @@
+"""The layout's promises: the measuring process loads no placement algorithm, and each fact
+(a strategy name, the results layout, the runs table) has one home."""
+import json
+import os
+import subprocess
+import sys
+
+from affinity.place.record import make_placement
+from affinity.place.registry import GRAPH as registry_graph
+from affinity.place.registry import NAMES, STRATEGIES
+from affinity.results.layout import Layout, placement_key
+from affinity.results.placements import write_placement
+from affinity.results.runs import read_runs
+from affinity.topology import load
+
+#: Top-level packages the process that times benchmarks must never import.
+FORBIDDEN = {"networkx", "pymetis", "rustworkx", "numpy", "scipy", "matplotlib", "snakemake",
+             "jinja2", "stats", "reports"}
+#: pinbench packages it must not import either: it reads placement files, nothing more.
+FORBIDDEN_OWN = ("affinity.graph", "affinity.place", "affinity.trace", "affinity.workflow")
+
+
+def imported_modules(stderr: str) -> set[str]:
+    """Module names from the ``-X importtime`` lines of a process's stderr."""
+    return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines()
+            if line.startswith("import time:") and line.count("|") == 2} - {"package"}
+
+
+def test_the_measuring_process_imports_no_placement_algorithm(spin_binaries, tmp_path):
+    """A real job through ``python -m affinity.measure``, every import of its life recorded."""
+    topo = load("auto")
+    threads = len(topo.placeable)
+    placements = []
+    for strategy in ("os", "compact", "random"):
+        path = tmp_path / f"{strategy}.json"
+        write_placement(make_placement(topo, strategy, threads, seed=1, repetitions=2), path)
+        placements.append(str(path))
+    spec = {"machine": "here", "benchmark": "spin", "threads": threads,
+            "argv": [str(spin_binaries["gcc"]), "5"], "env": {}, "validate": "^validation: OK$",
+            "time_regex": None, "timeout_s": 20, "repetitions": 2, "seed": 1,
+            "order": "interleaved", "strategies": ["os", "compact", "random"]}
+    out = tmp_path / "t.csv"
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "affinity.measure", "--spec", json.dumps(spec),
+         "--placements", *placements, "--journal", str(tmp_path / "t.jsonl"), "--out", str(out),
+         "--lock", str(tmp_path / "lock")],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(read_runs([out])) == 6  # the job really ran: every import of its life is counted
+    modules = imported_modules(proc.stderr)
+    assert "affinity.measure.job" in modules and "affinity.results.placements" in modules
+    heavy = sorted(m for m in modules if m.split(".")[0] in FORBIDDEN)
+    assert heavy == [], f"the measuring process imported {heavy[:10]}"
+    own = sorted(m for m in modules if m.startswith(FORBIDDEN_OWN))
+    assert own == [], f"the measuring process imported {own}"
+
+
+def test_the_registry_is_the_only_list_of_strategy_names():
+    assert NAMES == ("os", "random", "compact", "scatter", "lp-compact", "lp-scatter", "gp",
+                     "lpgp", "gplp", "hierarchical")
+    assert [n for n, s in STRATEGIES.items() if s.takes_sockets] == ["lpgp", "gplp"]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # no module but the registry spells a graph strategy's name as a string literal
+    for folder in ("affinity", "stats", "reports"):
+        for dirpath, _, files in os.walk(os.path.join(root, folder)):
+            for name in files:
+                if not name.endswith(".py") or name == "registry.py":
+                    continue
+                text = open(os.path.join(dirpath, name)).read()
+                for strategy in registry_graph:
+                    assert f'"{strategy}"' not in text, f"{name} names {strategy!r}"
+
+
+def test_the_layout_reads_back_what_it_writes():
+    layout = Layout.of("c")
+    path = layout.placement("m-1", "pairs.v2", 16, "lpgp-4")
+    assert path == "results/c/m-1/placements/pairs.v2/t16/lpgp-4.json"
+    key = placement_key(path)
+    assert (key.machine, key.benchmark, key.threads, key.strategy) == ("m-1", "pairs.v2", 16, "lpgp-4")
+    assert layout.runs("{machine}", "{bench}", "{n}") == "results/c/{machine}/runs/{bench}/t{n}.csv"
+    assert layout.log("{machine}", "measure", "{bench}", "{n}") == \
+        "results/c/{machine}/logs/measure/{bench}/t{n}.log"
+    assert layout.log(None, "report") == "results/c/logs/report.log"
+    assert layout.sidecar("m", "b", 4) == "results/c/m/affinity/b/t4.json"
