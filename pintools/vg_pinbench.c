@@ -22,7 +22,7 @@
  *
  * Built out of tree against Debian's valgrind package only (headers in
  * /usr/include/valgrind, libcoregrind and libvex in /usr/lib/x86_64-linux-gnu/valgrind);
- * affinity/trace.py has the exact command lines and makes VALGRIND_LIB.
+ * affinity/trace/build.py has the exact command lines and makes VALGRIND_LIB.
  */
 #include "pub_tool_basics.h"
 #include "pub_tool_libcassert.h"

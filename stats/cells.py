@@ -13,7 +13,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-from affinity.results.runs import RunRecord
+from affinity.results.runs import NOT_BOUND, VERIFIED, RunRecord
 
 Key = tuple[str, str, int, str]  #: (machine, benchmark, threads, strategy)
 
@@ -61,8 +61,8 @@ def describe_cells(records: list[RunRecord]) -> dict[Key, CellStats]:
     cells: dict[Key, CellStats] = {}
     for record in records:
         cell = cells.setdefault(record.cell, CellStats())
-        cell.pinned += record.verification != "n/a"
-        cell.verified += record.verification == "ok"
+        cell.pinned += record.verification != NOT_BOUND
+        cell.verified += record.verification == VERIFIED
         if not record.ok:
             cell.failures += 1
         elif record.misplaced:

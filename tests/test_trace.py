@@ -1,4 +1,4 @@
-"""The cache-line sharing tracers (affinity/trace.py, pintools/).
+"""The cache-line sharing tracers (affinity/trace/, pintools/).
 
 - The bundled benchmarks with planted sharing, traced by the tsan runtime (gcc and
   clang builds) and by the Valgrind tool: more than 99% of the weight falls inside the

@@ -36,7 +36,7 @@ def governors() -> str:
     return ", ".join(sorted(found)) or "unreadable"
 
 
-def describe(compiler: str, binary: str) -> dict:
+def describe_machine(compiler: str, binary: str) -> dict:
     """Kernel, compiler, OpenMP runtime, governor and tool versions of this machine."""
     return {
         "hostname": platform.node(),
@@ -52,5 +52,5 @@ def describe(compiler: str, binary: str) -> dict:
 
 
 def write(compiler: str, binary: str, out: Path) -> None:
-    """Write :func:`describe` as JSON."""
-    out.write_text(json.dumps(describe(compiler, binary), indent=1) + "\n")
+    """Write :func:`describe_machine` as JSON."""
+    out.write_text(json.dumps(describe_machine(compiler, binary), indent=1) + "\n")

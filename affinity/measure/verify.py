@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 
+from affinity.results.runs import MISMATCH, MISSING, NOT_BOUND, VERIFIED
+
 TOKEN = "pinbench-affinity"
 #: The format given to the runtime: thread number, then its affinity set.
 AFFINITY_FORMAT = f"{TOKEN} %n %A"
 _LINE = re.compile(rf"^{TOKEN} (\d+) ([0-9,\-]+)\s*$", re.MULTILINE)
 
-OK, MISMATCH, MISSING, NOT_BOUND = "ok", "mismatch", "missing", "n/a"
 
 
 def parse_cpu_list(text: str) -> frozenset[int]:
@@ -56,7 +57,7 @@ def verify(planned: list[int] | None, observed: dict[int, frozenset[int]]) -> st
     if set(observed) != set(range(len(planned))):
         return MISMATCH
     good = all(observed[i] == {pu} for i, pu in enumerate(planned))
-    return OK if good else MISMATCH
+    return VERIFIED if good else MISMATCH
 
 
 def format_binding(observed: dict[int, frozenset[int]]) -> str:

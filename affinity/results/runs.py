@@ -13,8 +13,11 @@ import os
 import typing
 from pathlib import Path
 
+#: The values of ``verification``: every thread ran where planned, some thread ran elsewhere,
+#: some thread reported no binding, the run was not bound (``os``).
+VERIFIED, MISMATCH, MISSING, NOT_BOUND = "ok", "mismatch", "missing", "n/a"
 #: Verification results that mean the run did not run where it was planned.
-MISPLACED = ("mismatch", "missing")
+MISPLACED = (MISMATCH, MISSING)
 
 
 @dataclasses.dataclass
