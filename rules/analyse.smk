@@ -8,7 +8,7 @@ rule runs_table:
     log:
         LAYOUT.log(None, "runs_table"),
     run:
-        pinbench.runs_table(input, output.table, output.summary)
+        rule_bodies.runs_table(input, output.table, output.summary)
 
 
 # The Speedup-Test of every cell against the baseline, and the study's summary tables.
@@ -21,7 +21,7 @@ rule analyse:
         text=LAYOUT.stats("summary.txt"),
         json=LAYOUT.stats("stats.json"),
     params:
-        options=lambda wildcards: pinbench.analyse_options(config),
+        options=lambda wildcards: rule_bodies.analyse_options(config),
     log:
         LAYOUT.log(None, "analyse"),
     run:

@@ -7,7 +7,7 @@ from pathlib import Path
 try:
     from affinity.results.layout import Layout
     from affinity.seeding import derive_seed
-    from affinity.workflow import campaign, rules as pinbench
+    from affinity.workflow import campaign, rules as rule_bodies
     from affinity.workflow.session import clear_stale_locks
     from affinity.measure import environment
     from affinity import topology
@@ -34,8 +34,8 @@ clear_stale_locks()
 
 
 wildcard_constraints:
-    machine=pinbench.alternatives(MACHINES),
-    bench=pinbench.alternatives(config["benchmarks"]),
+    machine=rule_bodies.alternatives(MACHINES),
+    bench=rule_bodies.alternatives(config["benchmarks"]),
     n=r"\d+",
 
 

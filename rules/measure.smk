@@ -9,7 +9,7 @@ rule measure:
     output:
         LAYOUT.runs("{machine}", "{bench}", "{n}"),
     params:
-        spec=lambda wildcards, input: pinbench.measure_spec(
+        spec=lambda wildcards, input: rule_bodies.measure_spec(
             config, wildcards.machine, wildcards.bench, int(wildcards.n), input.binary
         ),
         journal=LAYOUT.journal("{machine}", "{bench}", "{n}"),

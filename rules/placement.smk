@@ -10,7 +10,7 @@ rule placement:
     log:
         LAYOUT.log("{machine}", "placement", "{bench}", "{n}"),
     run:
-        pinbench.place(input, wildcards, params, output, log[0])
+        rule_bodies.place(input, wildcards, params, output, log[0])
 
 
 rule plan:
@@ -21,4 +21,4 @@ rule plan:
     log:
         LAYOUT.log("{machine}", "plan"),
     run:
-        pinbench.write_plan(input, output[0])
+        rule_bodies.write_plan(input, output[0])

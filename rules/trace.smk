@@ -7,7 +7,7 @@ rule build_traced:
     output:
         LAYOUT.binary("{machine}", "{bench}", traced=True),
     params:
-        cmd=lambda wildcards, output: pinbench.traced_build_command(
+        cmd=lambda wildcards, output: rule_bodies.traced_build_command(
             config, wildcards.bench, output[0]
         ),
     log:
@@ -27,4 +27,4 @@ rule trace:
     log:
         LAYOUT.log("{machine}", "trace", "{bench}", "{n}"),
     run:
-        pinbench.trace_cell(config, wildcards, input[0], output.matrix, log[0])
+        rule_bodies.trace_cell(config, wildcards, input[0], output.matrix, log[0])

@@ -78,8 +78,13 @@ GRAPH = tuple(name for name, strategy in STRATEGIES.items() if strategy.needs_ma
 def parse_strategy(name: str) -> tuple[Strategy, int | None]:
     """A strategy name as (strategy, number of sockets or None).
 
-    ``parse_strategy("lpgp-8")`` is LPGP with 8 sockets, ``parse_strategy("gp")`` GP with
-    None. Raises PlacementError for a name no campaign may use.
+    Raises PlacementError for a name no campaign may use.
+
+    >>> strategy, sockets = parse_strategy("lpgp-8")
+    >>> strategy.name, strategy.needs_matrix, sockets
+    ('lpgp', True, 8)
+    >>> parse_strategy("compact")[0].needs_matrix, parse_strategy("compact")[1]
+    (False, None)
     """
     base, _, suffix = name.rpartition("-")
     if base in STRATEGIES and STRATEGIES[base].takes_sockets and re.fullmatch("[1-9][0-9]*", suffix):

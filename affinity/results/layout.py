@@ -135,7 +135,11 @@ class Layout:
 
 
 def placement_key(path: Path | str) -> PlacementKey:
-    """What a placement file is for: ``<machine>/placements/<bench>/t<N>/<strategy>.json``."""
+    """What a placement file is for: ``<machine>/placements/<bench>/t<N>/<strategy>.json``.
+
+    >>> placement_key(Layout.of("c").placement("here", "pairs", 8, "lpgp-2"))
+    PlacementKey(machine='here', benchmark='pairs', threads=8, strategy='lpgp-2')
+    """
     path = Path(path)
     bench_dir = path.parent.parent
     return PlacementKey(bench_dir.parent.parent.name, bench_dir.name, int(path.parent.name[1:]),

@@ -44,7 +44,13 @@ def example_pus(record: dict) -> list[int] | None:
 
 
 def placement_line(record: dict) -> str:
-    """One human-readable line: strategy, its thread -> PU list, and J when known."""
+    """One human-readable line: strategy, its thread -> PU list, and J when known.
+
+    >>> placement_line({"strategy": "compact", "pus": [0, 2], "J": 1.5})
+    '   compact: 0 2 (J 1.5)'
+    >>> placement_line({"strategy": "os", "pus": None})
+    '        os: not bound (the OS decides)'
+    """
     name = f"{record['strategy']:>10}"
     if record.get("pus"):
         line, objective_label = f"{name}: {' '.join(map(str, record['pus']))}", "J"
