@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from affinity.graph.matrix import MatrixError, read_matrix
+from affinity.place.record import core_sharing
 from affinity.results.layout import Layout
 from affinity.results.placements import example_pus, read_placement
 from affinity.results.runs import RunRecord, read_runs
-from affinity.topology import Node, TopologyError, parse_xml
+from affinity.topology import Node, Topology, TopologyError, parse_xml
 from reports import figures
 
 
@@ -92,11 +93,37 @@ def summary_by_threads(summary: list[dict]) -> list[dict]:
              "rows": list(tables[t]["rows"].items())} for t in sorted(tables)]
 
 
-def benchmark_sections(cells: list[dict], runs: list[RunRecord]) -> list[dict]:
-    """Per (machine, benchmark, threads): the strategies' table and the two figures."""
+def placement_scores(layout: Layout, cells: list[dict]) -> dict[tuple, dict]:
+    """Per cell key and strategy: the placement's J and thread pairs sharing a core (None if
+    the placement or the topology is not there), to show beside the strategy's verdicts."""
+    trees: dict[str, Topology | None] = {}
+    scores: dict[tuple, dict] = {}
+    for cell in cells:
+        machine, bench, threads = _cell_key(cell)
+        path = Path(layout.placement(machine, bench, threads, cell["strategy"]))
+        if machine not in trees:
+            xml = Path(layout.topology(machine))
+            try:
+                trees[machine] = parse_xml(xml.read_text(), str(xml))
+            except (OSError, TopologyError):
+                trees[machine] = None
+        record = read_placement(path) if path.exists() else None
+        scores[(machine, bench, threads, cell["strategy"])] = {
+            "J": None if record is None else record["J"],
+            "core_pairs": None if record is None or trees[machine] is None
+            else core_sharing(trees[machine], record)}
+    return scores
+
+
+def benchmark_sections(cells: list[dict], runs: list[RunRecord],
+                       scores: dict[tuple, dict]) -> list[dict]:
+    """Per (machine, benchmark, threads): the strategies' table and the two figures.
+
+    ``scores`` (:func:`placement_scores`) adds each strategy's J and core pairs to its row.
+    """
     by_key: dict[tuple, list[dict]] = defaultdict(list)
     for cell in cells:
-        by_key[_cell_key(cell)].append(cell)
+        by_key[_cell_key(cell)].append(cell | scores.get((*_cell_key(cell), cell["strategy"]), {}))
     runs_by_key: dict[tuple, list[RunRecord]] = defaultdict(list)
     for run in runs:
         runs_by_key[(run.machine, run.benchmark, run.threads)].append(run)
@@ -109,6 +136,7 @@ def benchmark_sections(cells: list[dict], runs: list[RunRecord]) -> list[dict]:
                  for s in strategies}
         sections.append({
             "machine": key[0], "benchmark": key[1], "threads": key[2], "cells": by_key[key],
+            "smt": any(c.get("core_pairs") for c in by_key[key]),
             "distribution": figures.distribution(times) if any(times.values()) else None,
             "run_order": figures.run_order(order) if any(order.values()) else None,
         })

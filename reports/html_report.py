@@ -65,7 +65,8 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
         "counts": run_counts(runs), "machines": machines,
         "verdicts": data.verdicts(stats["cells"]),
         "summary_tables": data.summary_by_threads(stats["summary"]),
-        "benchmarks": data.benchmark_sections(stats["cells"], runs),
+        "benchmarks": data.benchmark_sections(stats["cells"], runs,
+                                              data.placement_scores(layout, stats["cells"])),
         "descriptions": {b: e.get("description", "") for b, e in config["benchmarks"].items()},
     }
 

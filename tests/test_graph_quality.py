@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from conftest import preset
 
-from affinity.graph.objective import cost_matrix, objective
+from affinity.graph.objective import core_pairs, cost_matrix, objective
 from affinity.place.domains import slots
-from affinity.place.record import make_placement
+from affinity.place.record import core_sharing, make_placement, ranked
+from affinity.place.registry import GRAPH, NAMES, STRATEGIES
 from affinity.place.study import study_placements
 from affinity.topology import load
 from test_graph_strategies import planted
@@ -146,3 +147,30 @@ def test_stencils_are_placed_as_well_as_compact(machines, name):
         assert found["hierarchical"] <= compact
         if n == pus:
             assert all(found[s] <= compact for s in ("lp-compact", "gp", "lpgp", "gplp"))
+
+
+@pytest.mark.parametrize("tree", ["Package:2 Core:4 PU:2", "Package:1 L3Cache:2 Core:4 PU:2",
+                                  "Package:2 L2Cache:2 Core:2 PU:2"])
+def test_smt_placements_are_ranked_by_core_sharing_then_j(tree):
+    """On SMT trees J alone prefers packing hardware threads (their sharing is the cheapest),
+    which costs compute J cannot see. Ranked by (core pairs, J), hierarchical comes first
+    (ties allowed) against every deterministic strategy; by J alone compact often beats it."""
+    topo = load(tree)
+    cores = len(topo.placeable) // 2  # two hardware threads per core on these trees
+    deterministic = [s for s in NAMES if STRATEGIES[s].place and not STRATEGIES[s].per_repetition]
+    compact_wins_by_j = cases = 0
+    for n, seed in itertools.product((4, cores, cores + 3), range(6)):
+        matrix = random_matrix(np.random.default_rng([n, seed]), n, "dense")
+        records = {s: make_placement(topo, s, n, matrix=matrix) for s in deterministic}
+        fewest = core_pairs(topo, slots(topo, n))  # the slot policy's, the least possible
+        for strategy in GRAPH:
+            assert core_sharing(topo, records[strategy]) == fewest, (strategy, n)
+        order = ranked(topo, list(records.values()))
+        best_pairs, best_j = order[0][1], order[0][0]["J"]
+        assert core_sharing(topo, records["hierarchical"]) == best_pairs == fewest
+        assert records["hierarchical"]["J"] <= best_j + 1e-9
+        if n <= cores:
+            cases += 1
+            compact_wins_by_j += records["compact"]["J"] < records["hierarchical"]["J"]
+            assert core_sharing(topo, records["compact"]) > fewest == 0
+    assert compact_wins_by_j >= cases / 2  # what ranking by J alone would have said

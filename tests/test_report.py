@@ -28,6 +28,7 @@ def campaign(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("report")
     config = {
         "campaign": "reported", "repetitions": 4, "threads": ["all"],
+        "tracing": {"when": "always"},  # affinity matrices, so every placement has its J
         "machines": {"here": {"topology": "auto"}, "nehalem": {"topology": "nehalem"}},
         "benchmarks": {
             "spin": {"source": "tests/data/spin.c", "input": "15", "description": HOSTILE},
@@ -105,3 +106,12 @@ def test_snakemake_report_includes_ours(campaign):
     assert len(ours) == 1 and "pinbench campaign <code>reported</code>" in ours[0]
     assert "figure class=\"plot\"" in ours[0]
     shutil.rmtree(campaign / ".snakemake", ignore_errors=True)
+
+
+def test_strategy_tables_show_each_placements_objective(campaign):
+    html = index(campaign).read_text()
+    table = html[html.index('<table class="cells">'):]
+    table = table[:table.index("</table>")]
+    assert '<th title="objective J' in table
+    assert re.search(r"<th>compact</th><td>[0-9.e+]+</td>", table)  # a number, not a dash
+    assert re.search(r"<th>os</th><td>–</td>", table)  # os places nothing: no J

@@ -30,6 +30,17 @@ study's strategies minimise one level at a time (pairs at the shared cache,
 parts at the socket). J is in units of W times levels; lower is better; it
 depends only on the tree, never on the OS numbering of PUs, and permuting
 threads together with the matrix leaves it unchanged.
+
+**Hardware threads.** J is a cost of communication: two threads on the
+hardware threads of one core share all its caches, so that is the cheapest
+sharing of all. But they also share the core's pipelines, a cost of
+computation that no affinity matrix shows. :func:`core_pairs` counts it, and
+placements are compared by ``(core_pairs, J)``, core pairs first
+(:func:`affinity.place.record.ranked`): the order of the graph strategies' slot policy (a
+core to every thread before any core takes a second, as ``OMP_PLACES=cores``
+and Linux's SMT scheduling domain do), so that J only ever ranks placements
+that load the cores alike. On trees without SMT every placement has 0 core
+pairs and the order is J's.
 """
 from __future__ import annotations
 
@@ -94,3 +105,26 @@ def objective(topo: Topology, matrix: np.ndarray, pus: list[int]) -> float:
 def placement_cost(matrix: np.ndarray, costs: np.ndarray) -> float:
     """J from the matrix and the cost matrix between the threads' PUs (diagonals ignored)."""
     return float(np.sum(np.triu(matrix * costs, 1)))
+
+
+def _core(topo: Topology, pu: int) -> Node:
+    """The PU's Core ancestor, or the PU itself when the tree has no Core above it."""
+    chain = topo.ancestors(pu)
+    return next((node for node in chain if node.type == "Core"), chain[0])
+
+
+def core_pairs(topo: Topology, pus: list[int]) -> int:
+    """How many pairs of threads run on hardware threads of one core.
+
+    >>> from affinity.topology import load
+    >>> smt = load("Package:1 Core:2 PU:2")  # cores {0, 1} and {2, 3}
+    >>> core_pairs(smt, [0, 1, 2]), core_pairs(smt, [0, 2, 1])
+    (1, 1)
+    >>> core_pairs(smt, [0, 2])
+    0
+    """
+    per_core: dict[Node, int] = {}
+    for pu in pus:
+        core = _core(topo, pu)
+        per_core[core] = per_core.get(core, 0) + 1
+    return sum(k * (k - 1) // 2 for k in per_core.values())

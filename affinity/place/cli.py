@@ -9,9 +9,11 @@ strategy needs a matrix). For one strategy it prints the thread -> PU list
 (OS indexes), the objective J (:mod:`affinity.graph.objective`) and the
 ``OMP_PLACES`` string; with ``--json``, one object with ``pus`` (entry i is
 thread i's PU), ``J``, ``omp_places`` and ``shared_level`` (N x N: the lowest
-tree level threads i and j share). Several names, or ``all`` (every strategy
-that binds threads; ``random``: one draw from the seed), compare their J as
-a table or, with ``--json``, one such object per strategy. ``--outdir DIR``
+tree level threads i and j share) and ``core_pairs`` (thread pairs on one
+core's hardware threads). Several names, or ``all`` (every strategy that
+binds threads; ``random``: one draw from the seed), compare their J as a
+table, ranked by core pairs first, then J (:func:`affinity.place.record.ranked`),
+or, with ``--json``, one such object per strategy. ``--outdir DIR``
 writes each strategy's placement file (:mod:`affinity.results.placements`)
 to ``DIR/<strategy>.json`` instead, ``random`` with ``--repetitions`` draws,
 and prints one line per strategy. ``--sockets K`` runs ``lpgp`` and ``gplp``
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from affinity.graph.matrix import MatrixError, read_matrix
 from affinity.place.domains import PlacementError
-from affinity.place.record import make_placement, shared_levels
+from affinity.place.record import core_sharing, make_placement, ranked, shared_levels
 from affinity.place.registry import NAMES, STRATEGIES, parse_strategy
 from affinity.results.placements import example_pus, omp_places, placement_line, write_placement
 from affinity.topology import Topology, TopologyError, load
@@ -60,6 +62,7 @@ def summary(topo: Topology, record: dict) -> dict:
     """What the command reports of one placement record (``random``: its first repetition)."""
     pus = example_pus(record)
     return {"strategy": record["strategy"], "pus": pus, "J": record["J"],
+            "core_pairs": core_sharing(topo, record),
             "omp_places": None if pus is None else omp_places(pus),
             "shared_level": None if pus is None else
             record.get("shared_level") or shared_levels(topo, pus)}
@@ -75,18 +78,24 @@ def _print_one(topo: Topology, record: dict, threads: int) -> None:
     if found["J"] is not None:
         print(f"J: {found['J']:.6g}")
     print(f"OMP_PLACES={found['omp_places']}")
+    print(f"thread pairs sharing a core: {found['core_pairs']:g}")
 
 
 def _print_table(topo: Topology, records: list[dict], threads: int) -> None:
-    best = min((record["J"] for record in records if record["J"] is not None), default=None)
+    """J, J over the best's, thread pairs sharing a core, and the rank by (core pairs, J)."""
+    order = ranked(topo, records)
+    rank = {record["strategy"]: (k, pairs) for k, (record, pairs) in enumerate(order, 1)}
+    best = order[0][0]["J"] if order else None
     print(f"{threads} threads on {topo.summary()}")
-    print(f"{'strategy':>12} {'J':>14} {'J/best':>8}")
+    print(f"{'strategy':>12} {'J':>14} {'J/best':>8} {'core pairs':>10} {'rank':>5}")
     for record in records:
-        if record["J"] is None:
-            print(f"{record['strategy']:>12} {'-':>14} {'-':>8}")
+        if record["strategy"] not in rank:
+            print(f"{record['strategy']:>12} {'-':>14} {'-':>8} {'-':>10} {'-':>5}")
             continue
+        place, pairs = rank[record["strategy"]]
         ratio = record["J"] / best if best else 1.0
-        print(f"{record['strategy']:>12} {record['J']:>14.6g} {ratio:>8.4f}")
+        print(f"{record['strategy']:>12} {record['J']:>14.6g} {ratio:>8.4f} {pairs:>10.4g} "
+              f"{place:>5}")
 
 
 def main(argv: list[str] | None = None) -> int:

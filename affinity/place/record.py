@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from affinity.graph.matrix import read_matrix
-from affinity.graph.objective import lowest_shared_matrix, objective
+from affinity.graph.objective import core_pairs, lowest_shared_matrix, objective
 from affinity.place.domains import PlacementError, check_fits
 from affinity.place.registry import parse_strategy
 from affinity.results.placements import omp_places, placement_line, write_placement
@@ -71,6 +71,28 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
         if chosen.needs_matrix:
             record["seed"] = seed
     return record
+
+
+def core_sharing(topo: Topology, record: dict) -> float | None:
+    """Thread pairs on one core (:func:`~affinity.graph.objective.core_pairs`) of a record.
+
+    ``random``: the mean over its repetitions; ``os``: None.
+    """
+    if "pus_by_repetition" in record:
+        return float(np.mean([core_pairs(topo, pus) for pus in record["pus_by_repetition"]]))
+    return None if record["pus"] is None else core_pairs(topo, record["pus"])
+
+
+def ranked(topo: Topology, records: list[dict]) -> list[tuple[dict, float]]:
+    """The records that bind threads and have a J, best first, with their core sharing.
+
+    Placements are ranked by core sharing first, then by J (see
+    :mod:`affinity.graph.objective`): J compares communication only between
+    placements that load the cores alike. Ties keep the order of ``records``.
+    """
+    scored = [(record, core_sharing(topo, record)) for record in records
+              if record["J"] is not None]  # os has no J
+    return sorted(scored, key=lambda item: (item[1], item[0]["J"]))
 
 
 def write_placements(topology: str, threads: int, names: list[str], outputs: list[Path],
