@@ -21,6 +21,7 @@ from affinity.results.placements import example_pus, read_placement
 from affinity.results.runs import RunRecord, read_runs
 from affinity.topology import Node, Topology, TopologyError, parse_xml
 from reports import figures
+from stats.analyse import read_verdicts
 
 
 def read_json(path: Path):
@@ -62,23 +63,18 @@ def _cell_key(cell: dict) -> tuple:
     return cell["machine"], cell["benchmark"], int(cell["threads"])
 
 
-def verdicts(cells: list[dict]) -> list[dict]:
-    """Per (machine, benchmark, threads): the best significantly faster strategy, if any.
+def verdicts(layout: Layout) -> list[dict]:
+    """The headline verdict of every (machine, benchmark, threads), from ``verdicts.csv``."""
+    path = Path(layout.stats("verdicts"))
+    return read_verdicts(path) if path.exists() else []
 
-    "Best" is the largest median speedup among strategies whose median or mean
-    test is significant; without one, the verdict is "no significant difference".
-    """
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for cell in cells:
-        if cell["strategy"] != cell["baseline"]:
-            groups[_cell_key(cell)].append(cell)
-    found = []
-    for key, group in sorted(groups.items()):
-        faster = [c for c in group if (c["mean_significant"] or c["median_significant"])
-                  and (c["speedup_median"] or 0) > 1]
-        best = max(faster, key=lambda c: c["speedup_median"]) if faster else None
-        found.append({"machine": key[0], "benchmark": key[1], "threads": key[2], "best": best})
-    return found
+
+def indistinct_machines(rows: list[dict]) -> list[str]:
+    """Machines on which, in every cell, the strategies with a fixed placement coincide."""
+    machines: dict[str, bool] = {}
+    for row in rows:
+        machines[row["machine"]] = machines.get(row["machine"], True) and row["coincide"]
+    return [machine for machine, coincide in machines.items() if coincide]
 
 
 def summary_by_threads(summary: list[dict]) -> list[dict]:

@@ -45,8 +45,9 @@ def run_counts(runs: list[RunRecord]) -> dict:
 
 def context(layout: Layout, config: dict, measured: list[str]) -> dict:
     """All the template needs, from the campaign's results."""
-    stats = data.read_json(Path(layout.stats("stats.json"))) or {"cells": [], "summary": []}
+    stats = data.read_json(Path(layout.stats("json"))) or {"cells": [], "summary": []}
     runs = data.campaign_runs(layout)
+    verdicts = data.verdicts(layout)
     machines = []
     for name in config["machines"]:
         topology = Path(layout.topology(name))
@@ -63,7 +64,7 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
         "config_text": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
         "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "counts": run_counts(runs), "machines": machines,
-        "verdicts": data.verdicts(stats["cells"]),
+        "verdicts": verdicts, "indistinct": data.indistinct_machines(verdicts),
         "summary_tables": data.summary_by_threads(stats["summary"]),
         "benchmarks": data.benchmark_sections(stats["cells"], runs,
                                               data.placement_scores(layout, stats["cells"])),

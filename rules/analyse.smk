@@ -11,22 +11,17 @@ rule runs_table:
         rule_bodies.runs_table(input, output.table, output.summary)
 
 
-# The Speedup-Test of every cell against the baseline, and the study's summary tables.
+# The study's Speedup-Test of every cell and its Tables 1-3; the headline verdicts with
+# family-wise error control, identical placements merged by the machines' symmetries; drift.
 rule analyse:
     input:
-        LAYOUT.all_runs,
+        runs=LAYOUT.all_runs,
+        topologies=[LAYOUT.topology(m.name) for m in MEASURED],
     output:
-        cells=LAYOUT.stats("cells.csv"),
-        summary=LAYOUT.stats("summary.csv"),
-        text=LAYOUT.stats("summary.txt"),
-        json=LAYOUT.stats("stats.json"),
+        **{kind: LAYOUT.stats(kind) for kind in STATS_FILES},
     params:
         options=lambda wildcards: rule_bodies.analyse_options(config),
     log:
         LAYOUT.log(None, "analyse"),
     run:
-        stats_tables.analyse(
-            Path(input[0]),
-            *(Path(path) for path in (output.cells, output.summary, output.text, output.json)),
-            **params.options,
-        )
+        rule_bodies.analyse(input, output, params.options, [m.name for m in MEASURED])

@@ -5,14 +5,13 @@ import sys
 from pathlib import Path
 
 try:
-    from affinity.results.layout import Layout
+    from affinity.results.layout import STATS_FILES, Layout
     from affinity.seeding import derive_seed
     from affinity.workflow import campaign, rules as rule_bodies
     from affinity.workflow.session import clear_stale_locks
     from affinity.measure import environment
     from affinity import topology
     from reports import html_report
-    from stats import tables as stats_tables
 except ImportError as exc:
     sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
              "then use .venv/bin/snakemake")
@@ -98,7 +97,7 @@ def report_inputs():
     inputs = [LAYOUT.topology(m) for m in MACHINES]
     inputs += [path for m in MACHINES for path in machine_placements(m)]
     if MEASURED:
-        inputs += [LAYOUT.all_runs, LAYOUT.stats("stats.json")]
+        inputs += [LAYOUT.all_runs, LAYOUT.stats("json"), LAYOUT.stats("verdicts")]
         inputs += [LAYOUT.environment(m.name) for m in MEASURED]
     return inputs
 
@@ -107,7 +106,7 @@ def all_targets():
     """What `all` builds: tables and summaries, plans of unmeasured machines, the report."""
     targets = [LAYOUT.plan(m.name) for m in PLANNED]
     if MEASURED:
-        targets += [LAYOUT.all_runs, LAYOUT.cells_summary, LAYOUT.stats("summary.txt")]
+        targets += [LAYOUT.all_runs, LAYOUT.cells_summary, LAYOUT.stats("tables")]
     return targets + [LAYOUT.report]
 
 

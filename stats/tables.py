@@ -11,14 +11,11 @@ significantly accelerated, a of b, with the continuity-corrected Wilson interval
 """
 from __future__ import annotations
 
-import csv
-import json
 import math
 import statistics
 from collections import defaultdict
-from pathlib import Path
 
-from affinity.results.runs import RunRecord, read_runs
+from affinity.results.runs import RunRecord
 from stats.cells import describe_cells
 from stats.proportion import approximation_warning, benchmarks_needed, wilson_interval
 from stats.speeduptest import SampleError, speedup_test
@@ -166,30 +163,3 @@ def tables_text(summary: list[dict], baseline: str, confidence: float) -> str:
             f"{_fmt(row['overall_speedup_median'], 4):>6} {_fmt(row['geomean_speedup_median'], 4):>6} "
             f"{variance:>22} {share('mean'):>22} {share('median'):>22}")
     return "\n".join(lines) + "\n"
-
-
-def _write_csv(rows: list[dict], columns: list[str], path: Path) -> None:
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, columns)
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def analyse(runs_csv: Path, cells_csv: Path, summary_csv: Path, summary_txt: Path,
-            stats_json: Path, *, campaign: str, baseline: str, confidence: float,
-            benchmark_weights: dict[str, float] | None = None, seed: int = 0) -> str:
-    """Write the cell table, the summary tables (CSV and text) and both as JSON; return the text."""
-    cells = cell_table(read_runs([runs_csv]), baseline, confidence, seed)
-    summary = summary_table(cells, baseline, confidence, benchmark_weights)
-    for path in (cells_csv, summary_csv, summary_txt, stats_json):
-        path.parent.mkdir(parents=True, exist_ok=True)
-    _write_csv(cells, CELL_COLUMNS, cells_csv)
-    _write_csv(summary, SUMMARY_COLUMNS, summary_csv)
-    text = tables_text(summary, baseline, confidence)
-    summary_txt.write_text(text)
-    meta = {"campaign": campaign, "baseline": baseline, "confidence": confidence,
-            "weights": benchmark_weights or "equal", "bootstrap_seed": seed,
-            "runs": str(runs_csv)}
-    stats_json.write_text(
-        json.dumps({"meta": meta, "cells": cells, "summary": summary}, indent=1) + "\n")
-    return text

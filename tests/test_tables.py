@@ -8,7 +8,9 @@ import pytest
 from conftest import run_record
 
 from affinity.results.runs import write_runs
-from stats.tables import analyse, cell_table, summary_table
+from affinity.results.layout import STATS_FILES
+from stats.analyse import analyse
+from stats.tables import cell_table, summary_table
 
 BENCHMARKS = ["b1", "b2", "b3", "b4"]
 #: strategy -> factor on the baseline's run time
@@ -84,9 +86,9 @@ def test_cells_without_enough_runs_are_not_tested():
 def test_analyse_writes_csv_json_and_text(tmp_path):
     write_runs(planted_runs(reps=10), tmp_path / "runs.csv")
     out = tmp_path / "stats"
-    text = analyse(tmp_path / "runs.csv", out / "cells.csv", out / "summary.csv",
-                   out / "summary.txt", out / "stats.json", campaign="c", baseline="os",
-                   confidence=0.95)
+    out.mkdir()
+    text = analyse(tmp_path / "runs.csv", {kind: out / name for kind, name in STATS_FILES.items()},
+                   campaign="c", baseline="os", confidence=0.95)
     with (tmp_path / "stats" / "cells.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 16
     data = json.loads((tmp_path / "stats" / "stats.json").read_text())

@@ -13,7 +13,7 @@
       <machine>/plan.txt                                  every placement, readable
       <machine>/logs/<stage>/...                          one log per job
       runs.csv, summary.txt                               every run; a summary per cell
-      stats/cells.csv, summary.csv, summary.txt, stats.json
+      stats/cells.csv, summary.csv, summary.txt, stats.json, verdicts.csv, comparisons.csv
       report/index.html
       logs/<rule>.log
 
@@ -31,6 +31,12 @@ from pathlib import Path
 def sidecar_path(matrix_csv: Path | str) -> Path:
     """The JSON sidecar of an affinity matrix file: beside it, extension ``.json``."""
     return Path(matrix_csv).with_suffix(".json")
+
+
+#: The analysis' files (``stats/`` of a campaign; the OUTDIR of ``python -m stats.analyse``).
+STATS_FILES = {"cells": "cells.csv", "summary": "summary.csv", "tables": "summary.txt",
+               "json": "stats.json", "verdicts": "verdicts.csv",
+               "comparisons": "comparisons.csv"}
 
 
 @dataclass(frozen=True)
@@ -109,9 +115,9 @@ class Layout:
         """The printed summary of every cell."""
         return f"{self.root}/summary.txt"
 
-    def stats(self, name: str) -> str:
-        """A file of the statistics: ``cells.csv``, ``summary.csv``, ``summary.txt``, ``stats.json``."""
-        return f"{self.root}/stats/{name}"
+    def stats(self, kind: str) -> str:
+        """A file of the analysis, by its kind in :data:`STATS_FILES` (``cells``, ``verdicts``...)."""
+        return f"{self.root}/stats/{STATS_FILES[kind]}"
 
     @property
     def report(self) -> str:

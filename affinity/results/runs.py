@@ -89,11 +89,18 @@ def from_row(row: dict[str, str]) -> RunRecord:
 
 
 def read_runs(paths: list[Path]) -> list[RunRecord]:
-    """The records of one or more runs tables, in file order."""
+    """The records of one or more runs tables, in file order (ValueError: not a runs table)."""
     records = []
     for path in paths:
         with Path(path).open(newline="") as handle:
-            records.extend(from_row(row) for row in csv.DictReader(handle))
+            reader = csv.DictReader(handle)
+            missing = [name for name in RUN_COLUMNS if name not in (reader.fieldnames or [])]
+            if missing:
+                raise ValueError(f"{path}: not a runs table (no column {missing[0]!r})")
+            try:
+                records.extend(from_row(row) for row in reader)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{path}, line {reader.line_num}: {exc}") from None
     return records
 
 

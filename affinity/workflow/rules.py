@@ -15,9 +15,11 @@ from affinity.place.record import write_placements
 from affinity.results.layout import placement_key
 from affinity.results.placements import placement_line, read_placement
 from affinity.results.runs import read_runs, write_runs
+from affinity.topology import parse_xml
 from affinity.trace.build import traced_build_flags
 from affinity.trace.run import trace
 from affinity.workflow import campaign
+from stats import analyse as stats_analysis
 from stats.cells import cells_text
 
 
@@ -74,10 +76,18 @@ def runs_table(job_tables, table: str, summary: str) -> str:
 
 
 def analyse_options(config: dict) -> dict:
-    """The campaign settings the analyse rule passes to ``stats.tables.analyse``."""
+    """The campaign settings the analyse rule passes to ``stats.analyse.analyse``."""
     return {"campaign": config["campaign"], "baseline": config["baseline"],
             "confidence": config["confidence"], "benchmark_weights": config["weights"],
-            "seed": config["seed"]}
+            "seed": config["seed"], "order": config["strategies"]}
+
+
+def analyse(inputs, outputs, options: dict, machines: list[str]) -> None:
+    """The analyse rule: every file of the analysis, with the measured machines' trees."""
+    trees = {machine: parse_xml(Path(xml).read_text(), xml)
+             for machine, xml in zip(machines, inputs.topologies, strict=True)}
+    stats_analysis.analyse(Path(inputs.runs), {kind: Path(path) for kind, path in outputs.items()},
+                           topologies=trees, **options)
 
 
 def write_plan(placement_files, output: str) -> None:

@@ -1,0 +1,162 @@
+"""The analysis of a campaign's runs table, inside the workflow or on any runs table.
+
+    python -m stats.analyse RUNS_CSV OUTDIR [--baseline os] [--confidence 0.95]
+        [--topology MACHINE=FILE ...] [--strategies NAME ...] [--seed 0]
+
+writes into OUTDIR the files the workflow writes into ``results/<campaign>/stats/``
+(:data:`affinity.results.layout.STATS_FILES`):
+
+- ``cells.csv``: every (machine, benchmark, threads, strategy) against the baseline by the
+  study's Speedup-Test (:mod:`stats.tables`);
+- ``summary.csv``, ``summary.txt``: the study's Tables 1-3;
+- ``stats.json``: both, with the settings;
+- ``verdicts.csv``: one row per (machine, benchmark, threads): the headline verdict with
+  family-wise error control (:mod:`stats.verdicts`) and the drift check (:mod:`stats.drift`);
+- ``comparisons.csv``: one row per strategy: the experiment it ran, raw and Holm-adjusted
+  p-values of the verdict's test.
+
+``--topology MACHINE=FILE`` (hwloc XML, a synthetic string or ``auto``) lets placements that
+are equal up to a symmetry of that machine's tree count as one experiment; without it only
+equal PU lists do. Errors print one line and exit with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from affinity.place.symmetry import canonical_form
+from affinity.results.layout import STATS_FILES
+from affinity.results.runs import RunRecord, read_runs
+from affinity.topology import Topology, TopologyError, load
+from stats.drift import drift
+from stats.tables import CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table, tables_text
+from stats.verdicts import cell_verdict
+
+VERDICT_COLUMNS = [
+    "machine", "benchmark", "threads", "baseline", "tests", "best", "stands_for",
+    "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_runner_up", "clear",
+    "identical", "coincide", "drift", "drift_p", "drift_tau", "order_balanced",
+]
+COMPARISON_COLUMNS = [
+    "machine", "benchmark", "threads", "strategy", "experiment", "same_as_baseline", "p_raw",
+    "p_adjusted", "faster",
+]
+
+
+def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
+                   topologies: dict[str, Topology] | None = None,
+                   order: Sequence[str] = ()) -> tuple[list[dict], list[dict]]:
+    """The verdict rows and the comparison rows of every (machine, benchmark, threads)."""
+    trees = topologies or {}
+
+    def key(machine: str, pus: tuple[int, ...]):
+        return canonical_form(trees[machine], list(pus)) if machine in trees else pus
+
+    jobs: dict[tuple, list[RunRecord]] = defaultdict(list)
+    for record in records:
+        jobs[(record.machine, record.benchmark, record.threads)].append(record)
+    verdicts, comparisons = [], []
+    for (machine, bench, threads), runs in sorted(jobs.items()):
+        names = {"machine": machine, "benchmark": bench, "threads": threads}
+        row = cell_verdict(runs, baseline, alpha, key, order) | drift(runs, alpha)
+        comparisons += [names | comparison for comparison in row.pop("comparisons")]
+        verdicts.append(names | row)
+    return verdicts, comparisons
+
+
+def _write_csv(rows: list[dict], columns: list[str], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline: str,
+            confidence: float, benchmark_weights: dict[str, float] | None = None,
+            seed: int = 0, topologies: dict[str, Topology] | None = None,
+            order: Sequence[str] = ()) -> str:
+    """Write every file of :data:`STATS_FILES` (``outputs``: kind -> path); return Tables 1-3.
+
+    ``order``: the campaign's strategies (the first of identical ones names the experiment).
+    """
+    records = read_runs([runs_csv])
+    cells = cell_table(records, baseline, confidence, seed)
+    summary = summary_table(cells, baseline, confidence, benchmark_weights)
+    verdicts, comparisons = verdict_tables(records, baseline, 1 - confidence, topologies, order)
+    _write_csv(cells, CELL_COLUMNS, outputs["cells"])
+    _write_csv(summary, SUMMARY_COLUMNS, outputs["summary"])
+    _write_csv(verdicts, VERDICT_COLUMNS, outputs["verdicts"])
+    _write_csv(comparisons, COMPARISON_COLUMNS, outputs["comparisons"])
+    text = tables_text(summary, baseline, confidence)
+    outputs["tables"].write_text(text)
+    meta = {"campaign": campaign, "baseline": baseline, "confidence": confidence,
+            "weights": benchmark_weights or "equal", "bootstrap_seed": seed,
+            "runs": str(runs_csv)}
+    outputs["json"].write_text(
+        json.dumps({"meta": meta, "cells": cells, "summary": summary}, indent=1) + "\n")
+    return text
+
+
+def read_verdicts(path: Path) -> list[dict]:
+    """The rows of a ``verdicts.csv``, numbers and flags typed (empty fields: None)."""
+    floats = ("speedup_median", "p_raw", "p_adjusted", "p_best_vs_runner_up", "drift_p",
+              "drift_tau")
+    flags = ("clear", "coincide", "drift", "order_balanced")
+    with Path(path).open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        row["threads"], row["tests"] = int(row["threads"]), int(row["tests"])
+        for name in floats:
+            row[name] = float(row[name]) if row[name] else None
+        for name in flags:
+            row[name] = {"True": True, "False": False}.get(row[name])
+    return rows
+
+
+def _topology_option(text: str) -> tuple[str, Topology]:
+    machine, sep, spec = text.partition("=")
+    if not sep or not machine:
+        raise argparse.ArgumentTypeError(f"expected MACHINE=FILE, got {text!r}")
+    try:
+        return machine, load(spec)
+    except TopologyError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Analyse a runs table: the study's tables, the headline verdicts, the drift checks."""
+    parser = argparse.ArgumentParser(prog="python -m stats.analyse", description=main.__doc__)
+    parser.add_argument("runs", type=Path, help="a runs table (runs.csv)")
+    parser.add_argument("outdir", type=Path, help="the folder to write the analysis into")
+    parser.add_argument("--baseline", default="os")
+    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--topology", type=_topology_option, action="append", default=[],
+                        metavar="MACHINE=FILE", help="a machine's tree, for its symmetries")
+    parser.add_argument("--strategies", nargs="+", default=(),
+                        help="the campaign's order of strategies")
+    parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
+    args = parser.parse_args(argv)
+    if not 0 < args.confidence < 1:
+        parser.error(f"--confidence must be strictly between 0 and 1, not {args.confidence}")
+    try:
+        if not any(r.strategy == args.baseline for r in read_runs([args.runs])):
+            raise ValueError(f"no run of the baseline {args.baseline!r} in {args.runs}")
+        text = analyse(args.runs, {kind: args.outdir / name for kind, name in STATS_FILES.items()},
+                       campaign=args.runs.stem, baseline=args.baseline,
+                       confidence=args.confidence, seed=args.seed,
+                       topologies=dict(args.topology), order=args.strategies)
+    except (OSError, ValueError) as exc:
+        print(f"python -m stats.analyse: error: {exc}", file=sys.stderr)
+        return 2
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
