@@ -21,5 +21,9 @@ rule all:
     default_target: True
 
 
+onstart:
+    print_system_checks()
+
+
 onsuccess:
     print_summaries()

@@ -9,7 +9,7 @@ try:
     from affinity.seeding import derive_seed
     from affinity.workflow import campaign, rules as rule_bodies
     from affinity.workflow.session import clear_stale_locks
-    from affinity.measure import environment
+    from affinity.measure import environment, system
     from affinity import topology
     from reports import html_report
 except ImportError as exc:
@@ -116,3 +116,10 @@ def print_summaries():
         if target.endswith(".txt") and Path(target).exists():
             print(f"\n== {target}\n{Path(target).read_text()}")
     print(f"report: {Path(LAYOUT.report_index).resolve()}")
+
+
+def print_system_checks():
+    """Before measuring: is this machine quiet and stable enough? Printed once per call."""
+    if MEASURED:
+        print("pinbench: this machine before measuring (python -m affinity.measure.system):")
+        print(system.format_checks(system.system_checks(window_s=0.3)), end="")

@@ -129,3 +129,16 @@ def test_journal_resumes_drops_torn_lines_and_sets_aside_other_measurements(tmp_
     assert len(lines) == 3 and all(json.loads(line) for line in lines)
     other = Journal(path, "fp2")
     assert other.runs == {} and other.set_aside and other.set_aside.exists()
+
+
+@pytest.mark.parametrize("threads, pus, fingerprint", [
+    (2, [1, 0], "c5e026451eb8f969998414e283b3e61c2be26884ce461c45419f1788465663ba"),
+    (1, [1], "4963b2f3857c09b67575f4e38e369a0d3bb24664db93cc7cc19ece663205f48d"),
+])
+def test_fingerprints_of_journals_already_written_do_not_drift(tmp_path, monkeypatch, threads,
+                                                               pus, fingerprint):
+    """A resumed job reuses journaled runs only while its hash is the one they were written with."""
+    monkeypatch.chdir(tmp_path)
+    Path("prog").write_text("not a real program\n")
+    spec = job(Path("prog"), {"compact": fixed(pus)}, threads=threads, env={"A": "1"})
+    assert spec.fingerprint() == fingerprint

@@ -2,7 +2,8 @@
 
 - :mod:`~affinity.measure.job`: the job, its run order, one run judged and recorded, resumption;
 - :mod:`~affinity.measure.spawn`: start one run in a fixed environment and time it;
-- :mod:`~affinity.measure.verify`: each thread's reported binding against the plan;
+- :mod:`~affinity.measure.verify`: each thread's reported binding (at one thread, also the
+  kernel's at exit) against the plan;
 - :mod:`~affinity.measure.journal`: the fsynced journal, so a killed job loses nothing;
 - :mod:`~affinity.measure.lock`: the machine-wide lock, one measurement at a time;
 - :mod:`~affinity.measure.environment`: the machine and toolchain, recorded for the report;

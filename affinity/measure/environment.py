@@ -9,6 +9,8 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+from affinity.measure.system import as_dicts, system_checks
+
 
 def _first_line(argv: list[str]) -> str:
     try:
@@ -37,7 +39,8 @@ def governors() -> str:
 
 
 def describe_machine(compiler: str, binary: str) -> dict:
-    """Kernel, compiler, OpenMP runtime, governor and tool versions of this machine."""
+    """Kernel, compiler, OpenMP runtime, governor and tool versions of this machine, and the
+    checks of :mod:`affinity.measure.system` (other processes' load excludes the workflow's)."""
     return {
         "hostname": platform.node(),
         "kernel": f"{platform.system()} {platform.release()} {platform.machine()}",
@@ -48,6 +51,7 @@ def describe_machine(compiler: str, binary: str) -> dict:
         "hwloc": _first_line(["lstopo-no-graphics", "--version"]),
         "python": sys.version.split()[0],
         "snakemake": version("snakemake"),
+        "system_checks": as_dicts(system_checks()),
     }
 
 

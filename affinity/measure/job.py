@@ -126,6 +126,8 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
     result = run_once(job.argv, env, job.timeout_s, scratch)
     failure, validated, time_s, source = judge(job, result)
     observed = verify.observed_binding(result.stdout + "\n" + result.stderr)
+    if job.threads == 1:  # libgomp reports no one-thread team: ask the kernel
+        observed = verify.with_initial_thread(observed, result.exit_cpus)
     messages = [line for line in result.stderr.splitlines()
                 if line.strip() and not line.startswith(verify.TOKEN)]
     if failure and messages:

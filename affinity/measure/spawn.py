@@ -7,6 +7,10 @@ group, and ``PR_SET_PDEATHSIG`` so it dies with the launcher instead of
 running on as an orphan that would disturb the next measurement. Wall time
 is taken with a monotonic clock around spawn..wait, user and system time
 from ``wait4``'s rusage.
+
+Between the program's exit and its reaping, the launcher reads from the kernel
+the CPUs its initial thread was last allowed (the zombie's ``Cpus_allowed_list``):
+nothing runs in the program for it, and that read is left out of the wall time.
 """
 from __future__ import annotations
 
@@ -53,6 +57,9 @@ class RunResult:
     stdout: str
     stderr: str
     error: str = ""  #: the launcher's own problem (e.g. the program cannot start)
+    #: the kernel's list of CPUs the initial thread was allowed at exit, e.g. ``"2"`` or
+    #: ``"0-3"``; "" when the run timed out or the kernel did not say
+    exit_cpus: str = ""
 
 
 def _tail(path: Path) -> str:
@@ -60,6 +67,18 @@ def _tail(path: Path) -> str:
         size = handle.seek(0, os.SEEK_END)
         handle.seek(max(0, size - OUTPUT_LIMIT))
         return handle.read().decode("utf-8", "replace")
+
+
+def read_exit_cpus(pid: int) -> str:
+    """The ``Cpus_allowed_list`` of an exited, unreaped child's initial thread ("" if unreadable)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Cpus_allowed_list:"):
+                    return line.split(b":", 1)[1].strip().decode()
+    except OSError:
+        pass
+    return ""
 
 
 def run_once(argv: list[str], env: dict[str, str], timeout_s: float, scratch: Path) -> RunResult:
@@ -79,11 +98,14 @@ def run_once(argv: list[str], env: dict[str, str], timeout_s: float, scratch: Pa
         except OSError as exc:
             return RunResult(0.0, 0.0, 0.0, 127, False, "", "", f"cannot start: {exc}")
         timed_out = _wait_or_kill(proc.pid, timeout_s)
+        exited = time.monotonic_ns()
+        cpus = "" if timed_out else read_exit_cpus(proc.pid)
+        untimed = time.monotonic_ns() - exited
         _, status, usage = os.wait4(proc.pid, 0)
-        wall_s = (time.monotonic_ns() - start) / 1e9
+        wall_s = (time.monotonic_ns() - start - untimed) / 1e9
         proc.returncode = os.waitstatus_to_exitcode(status)
     return RunResult(wall_s, usage.ru_utime, usage.ru_stime, proc.returncode, timed_out,
-                     _tail(out_path), _tail(err_path))
+                     _tail(out_path), _tail(err_path), exit_cpus=cpus)
 
 
 def _wait_or_kill(pid: int, timeout_s: float) -> bool:

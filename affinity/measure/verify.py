@@ -5,6 +5,12 @@ The launcher asks the runtime to print each thread's binding with
 writes those lines to stderr as CPU ranges (``0-3``), LLVM's libomp to stdout
 as lists (``0,1,2,3``); both are read. A runtime that silently drops an
 invalid place (and runs the thread on CPU 0) shows up as a mismatch.
+
+libgomp prints no such line for a one-thread team, so at one thread the set the
+kernel gave the program's initial thread at exit (read by the launcher from the
+exited process, :attr:`affinity.measure.spawn.RunResult.exit_cpus`) is added to
+thread 0's: it covers both runtimes, static programs and programs that run no
+parallel region, and costs the program nothing.
 """
 from __future__ import annotations
 
@@ -16,7 +22,6 @@ TOKEN = "pinbench-affinity"
 #: The format given to the runtime: thread number, then its affinity set.
 AFFINITY_FORMAT = f"{TOKEN} %n %A"
 _LINE = re.compile(rf"^{TOKEN} (\d+) ([0-9,\-]+)\s*$", re.MULTILINE)
-
 
 
 def parse_cpu_list(text: str) -> frozenset[int]:
@@ -43,12 +48,28 @@ def observed_binding(output: str) -> dict[int, frozenset[int]]:
     return seen
 
 
+def with_initial_thread(observed: dict[int, frozenset[int]],
+                        exit_cpus: str) -> dict[int, frozenset[int]]:
+    """``observed`` with the initial thread's CPUs at exit (a kernel CPU list) added to thread 0's.
+
+    >>> with_initial_thread({}, "2")
+    {0: frozenset({2})}
+    >>> with_initial_thread({0: frozenset({2})}, "0-1") == {0: {0, 1, 2}}
+    True
+    >>> with_initial_thread({0: frozenset({2})}, "")
+    {0: frozenset({2})}
+    """
+    if not exit_cpus:
+        return observed
+    return observed | {0: observed.get(0, frozenset()) | parse_cpu_list(exit_cpus)}
+
+
 def verify(planned: list[int] | None, observed: dict[int, frozenset[int]]) -> str:
     """``ok`` when thread i ran on exactly ``planned[i]`` for every i.
 
     ``n/a`` for an unbound run, ``missing`` when some thread reported nothing
-    (the runtime ignored the request, or the program ran no parallel region),
-    ``mismatch`` otherwise.
+    (the runtime ignored the request, or the program ran no parallel region;
+    at one thread, also the kernel said nothing), ``mismatch`` otherwise.
     """
     if planned is None:
         return NOT_BOUND

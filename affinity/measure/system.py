@@ -1,0 +1,230 @@
+"""Is this machine quiet and stable enough to measure? Checks in the spirit of pyperf's
+``system show`` (V. Stinner, pyperf documentation, "Tune the system for benchmarks").
+
+``python -m affinity.measure.system`` (or ``pinbench-system``) prints one line per check with
+a plain advice line for each problem; the workflow stores the checks in each measured
+machine's ``environment.json`` and the report shows them. Nothing here changes the system.
+
+Each check reads the kernel's files: the CPU frequency governor and turbo boost (frequency
+that moves with load and temperature), SMT, isolated CPUs (``isolcpus``, ``nohz_full``),
+address-space randomisation (the launcher switches it off for the runs anyway), the share of
+CPU time other processes take right now (from ``/proc/stat``, over a short window, with the
+busiest processes named), the load average, and whether a clock-synchronisation daemon runs
+(it may slew the monotonic clock by up to 500 ppm, negligible for runs of seconds).
+A value the kernel does not expose (a virtual machine without cpufreq) is "unavailable", not
+a problem.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+CPU = Path("/sys/devices/system/cpu")
+#: Share of all CPUs' time used by other processes above which the machine is called busy.
+BUSY_SHARE = 0.05
+CLOCK_DAEMONS = ("chronyd", "ntpd", "systemd-timesyncd", "openntpd", "timesyncd")
+
+
+@dataclass
+class Check:
+    """One check: what was found, whether it is a problem, and what to do about it."""
+
+    name: str
+    value: str
+    ok: bool
+    advice: str = ""
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """The machine's CPU time so far, from the first line of /proc/stat (clock ticks)."""
+
+    busy: int
+    total: int
+
+    @classmethod
+    def now(cls) -> "CpuTimes":
+        fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        total = sum(fields[:8])  # guest time is already in user time
+        return cls(total - idle, total)
+
+    def busy_share_since(self, earlier: "CpuTimes") -> float:
+        """The share of all CPUs' time spent busy between ``earlier`` and this sample."""
+        elapsed = self.total - earlier.total
+        return (self.busy - earlier.busy) / elapsed if elapsed > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Process:
+    """A process's CPU time so far (clock ticks): its own, and its reaped children's."""
+
+    name: str
+    parent: int
+    ticks: int
+    children_ticks: int
+
+
+def _processes() -> dict[int, Process]:
+    """Every readable process, from /proc/PID/stat (utime, stime, cutime, cstime)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        stat = _read(entry / "stat") if entry.name.isdigit() else None
+        if stat is None:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        found[int(entry.name)] = Process(stat[stat.index("(") + 1:stat.rindex(")")],
+                                         int(fields[1]), int(fields[11]) + int(fields[12]),
+                                         int(fields[13]) + int(fields[14]))
+    return found
+
+
+def _own_tree(processes: dict[int, Process]) -> set[int]:
+    """This process and its descendants."""
+    tree, grew = {os.getpid()}, True
+    while grew:
+        more = {pid for pid, proc in processes.items() if proc.parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    return tree
+
+
+def busy_processes(window_s: float = 0.5) -> tuple[float, list[tuple[str, float]]]:
+    """The share of all CPUs' time that processes other than this one and its descendants
+    used over ``window_s``, and the busiest of them with their share of one CPU.
+
+    Children that end within the window count as ours through their parent's reaped time.
+    """
+    ticks = os.sysconf("SC_CLK_TCK")
+    before_procs, before = _processes(), CpuTimes.now()
+    time.sleep(window_s)
+    after_procs, after = _processes(), CpuTimes.now()
+    ours = _own_tree(after_procs)
+
+    def used(pid: int, proc: Process, reaped: bool) -> int:
+        old = before_procs.get(pid)
+        now = proc.ticks + (proc.children_ticks if reaped else 0)
+        return now - (old.ticks + (old.children_ticks if reaped else 0) if old else 0)
+
+    own_ticks = sum(used(pid, after_procs[pid], True) for pid in ours)
+    share = max(0.0, after.busy_share_since(before) - own_ticks / max(after.total - before.total, 1))
+    others = [(proc.name, used(pid, proc, False) / (ticks * window_s))
+              for pid, proc in after_procs.items() if pid not in ours and pid in before_procs]
+    return share, sorted((o for o in others if o[1] > 0), key=lambda o: -o[1])[:5]
+
+
+def _governors() -> Check:
+    found = {_read(p) for p in CPU.glob("cpu[0-9]*/cpufreq/scaling_governor")} - {None}
+    if not found:
+        return Check("CPU frequency governor", "unavailable", True)
+    ok = found == {"performance"}
+    return Check("CPU frequency governor", ", ".join(sorted(found)), ok,
+                 "" if ok else "set the 'performance' governor (cpupower frequency-set "
+                 "-g performance), or the frequency follows the load")
+
+
+def _turbo() -> Check:
+    no_turbo, boost = _read(CPU / "intel_pstate/no_turbo"), _read(CPU / "cpufreq/boost")
+    if no_turbo is None and boost is None:
+        return Check("turbo boost", "unavailable", True)
+    on = no_turbo == "0" if no_turbo is not None else boost == "1"
+    return Check("turbo boost", "on" if on else "off", not on,
+                 "switch turbo boost off (echo 1 > /sys/devices/system/cpu/intel_pstate/"
+                 "no_turbo): the frequency then varies with temperature and active cores"
+                 if on else "")
+
+
+def _smt() -> Check:
+    active = _read(CPU / "smt/active")
+    value = {"1": "on", "0": "off"}.get(active or "", "unavailable")
+    return Check("SMT (hyperthreads)", value, True,
+                 "SMT is on: placements decide which threads share a core" if active == "1"
+                 else "")
+
+
+def _isolated() -> Check:
+    isolated = _read(CPU / "isolated") or ""
+    cmdline = _read(Path("/proc/cmdline")) or ""
+    nohz = next((w.split("=", 1)[1] for w in cmdline.split() if w.startswith("nohz_full=")), "")
+    value = f"isolated {isolated or 'none'}; nohz_full {nohz or 'none'}"
+    return Check("isolated CPUs", value, True)
+
+
+def _aslr() -> Check:
+    value = _read(Path("/proc/sys/kernel/randomize_va_space")) or "unavailable"
+    return Check("address-space randomisation", value, True,
+                 "on for the system; the launcher switches it off for every run" if value == "2"
+                 else "")
+
+
+def _load() -> Check:
+    one, five, _ = os.getloadavg()
+    cpus = os.cpu_count() or 1
+    ok = five < 0.5 * cpus
+    return Check("load average (1, 5 min)", f"{one:.2f}, {five:.2f} on {cpus} CPUs", ok,
+                 "" if ok else "the machine has been busy: wait, or stop the other work")
+
+
+def _busy(window_s: float) -> Check:
+    share, busiest = busy_processes(window_s)
+    names = ", ".join(f"{name} {cpu:.0%}" for name, cpu in busiest if cpu >= 0.01)
+    ok = share < BUSY_SHARE
+    return Check("CPU used by other processes", f"{share:.1%}" + (f" ({names})" if names else ""),
+                 ok, "" if ok else "other processes use the CPUs now: stop them before "
+                 "measuring, or the runs measure them too")
+
+
+def _clock() -> Check:
+    running = sorted({proc.name for proc in _processes().values()} & set(CLOCK_DAEMONS))
+    return Check("clock synchronisation", ", ".join(running) or "no daemon found", True,
+                 "it may slew the monotonic clock by up to 500 ppm: negligible for runs of "
+                 "seconds" if running else "")
+
+
+def system_checks(window_s: float = 0.5) -> list[Check]:
+    """Every check, in the order printed."""
+    return [_governors(), _turbo(), _smt(), _isolated(), _aslr(), _load(), _busy(window_s),
+            _clock()]
+
+
+def as_dicts(checks: list[Check]) -> list[dict]:
+    """The checks as JSON-ready objects (for environment.json)."""
+    return [asdict(check) for check in checks]
+
+
+def format_checks(checks: list[Check]) -> str:
+    """One line per check, ``ok`` or ``BAD``, each advice on a line of its own."""
+    width = max(len(check.name) for check in checks)
+    lines = []
+    for check in checks:
+        lines.append(f"{'ok ' if check.ok else 'BAD'} {check.name:<{width}}  {check.value}")
+        if check.advice:
+            lines.append(f"    {' ' * width}  -> {check.advice}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the checks; exit status 1 when one of them is a problem."""
+    parser = argparse.ArgumentParser(prog="python -m affinity.measure.system",
+                                     description=main.__doc__)
+    parser.add_argument("--window", type=float, default=0.5,
+                        help="seconds over which other processes' CPU use is measured")
+    args = parser.parse_args(argv)
+    checks = system_checks(args.window)
+    print(format_checks(checks), end="")
+    return 0 if all(check.ok for check in checks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
