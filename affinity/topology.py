@@ -1,16 +1,31 @@
 """The machine's processing-unit tree, read from hwloc.
 
 One parser serves the three sources a campaign may name: the real machine
-(``lstopo-no-graphics --of xml``), a user's hwloc XML file, and an hwloc
-synthetic description (``lstopo-no-graphics --input "<string>" --of xml -``).
+(``lstopo-no-graphics --restrict binding --of xml``), a user's hwloc XML file
+and an hwloc synthetic description. Files and synthetic strings are first
+loaded by hwloc itself (``lstopo-no-graphics --if xml|synthetic --input ...
+--disallowed --of xml -``), so that every format hwloc reads (hwloc 1.x XML,
+where NUMA nodes are parents of packages, and 2.x XML) reaches the parser as
+hwloc 2 XML, and what hwloc cannot load stops with one line naming the input.
 Only the CPU side of the tree is kept (Machine, Group, Package, Die, caches,
 Core, PU); NUMA nodes, which hwloc 2 attaches as memory children, are
 recorded as a flag on the object they hang from.
+
+A PU is placeable when hwloc lists it as allowed (the root's
+``allowed_cpuset``: ``hwloc-calc -i FILE --po -I pu all`` lists the same PUs)
+and, for ``auto``, when this process's CPU affinity holds it. Offline PUs are
+no objects of an hwloc 2 tree at all. Like LLVM's libomp, which only sees the
+OS procs of its affinity mask (``openmp/runtime/src/kmp_affinity.cpp``), the
+strategies work on the tree restricted to the placeable PUs
+(:attr:`Topology.root`): an object with no placeable PU below it is left out,
+so a PU's rank among its siblings (:meth:`Topology.sub_ids`) counts placeable
+siblings only.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,19 +56,29 @@ class Node:
     numa: bool = False  #: a NUMA node is attached to this object
 
 
+#: One word of an hwloc bitmap string: up to 32 bits in hex, ``0x`` optional, empty for 0.
+_CPUSET_WORD = re.compile(r"(?:0[xX])?([0-9a-fA-F]{0,8})")
+
+
 def parse_cpuset(text: str) -> frozenset[int]:
-    """Decode an hwloc bitmap string (``0x00000003`` or ``0xff,0xffffffff``)."""
-    words = [w for w in text.strip().split(",") if w]
+    """Decode an hwloc bitmap string, as ``hwloc_bitmap_sscanf`` does.
+
+    The words are 32 bits each, most significant first, and an empty word is
+    32 zero bits:
+
+    >>> sorted(parse_cpuset("0x00000001,,0x00000003"))
+    [0, 1, 64]
+    """
+    words = text.strip().split(",")
+    if words[0].startswith("0xf...f"):
+        raise TopologyError(f"infinite cpuset {text!r} is not supported")
     bits: set[int] = set()
     for shift, word in enumerate(reversed(words)):
-        if word.startswith("0xf...f"):
-            raise TopologyError(f"infinite cpuset {text!r} is not supported")
-        value = int(word, 16)
-        base = 32 * shift
-        while value:
-            low = value & -value
-            bits.add(base + low.bit_length() - 1)
-            value ^= low
+        match = _CPUSET_WORD.fullmatch(word)
+        if match is None:
+            raise TopologyError(f"cpuset {text!r}: {word!r} is not a 32-bit hex word")
+        value = int(match.group(1) or "0", 16)
+        bits.update(32 * shift + bit for bit in range(32) if value >> bit & 1)
     return frozenset(bits)
 
 
@@ -70,45 +95,67 @@ def _build(element: ET.Element, parent: Node | None) -> Node:
     return node
 
 
-class Topology:
-    """The CPU tree of one machine and the PUs a process may use on it."""
+def _pus(node: Node) -> list[Node]:
+    """The PUs below ``node``, in tree (logical) order."""
+    if node.type == "PU":
+        return [node]
+    return [pu for child in node.children for pu in _pus(child)]
 
-    def __init__(self, root: Node, allowed: frozenset[int] | None = None,
+
+def _restricted(node: Node, allowed: frozenset[int], parent: Node | None) -> Node | None:
+    """A copy of the subtree holding only the ``allowed`` PUs, or None when it holds none."""
+    copy = Node(node.type, node.os_index, parent=parent, numa=node.numa)
+    if node.type == "PU":
+        return copy if node.os_index in allowed else None
+    copy.children = [kept for child in node.children
+                     if (kept := _restricted(child, allowed, copy)) is not None]
+    return copy if copy.children else None
+
+
+class Topology:
+    """The CPU tree of one machine and the PUs a process may use on it.
+
+    ``whole`` is the tree as hwloc describes it; ``root`` is that tree
+    restricted to the placeable PUs (objects without a placeable PU below
+    them left out), the tree every strategy, the labelling and the objective
+    work on. On an unrestricted machine both hold the same objects.
+    """
+
+    def __init__(self, whole: Node, allowed: frozenset[int] | None = None,
                  source: str = "", xml: str = ""):
-        self.root = root
+        self.whole = whole
         self.source = source
         self.xml = xml
-        self._leaves: list[Node] = []
-        self._collect(root)
-        if not self._leaves:
-            raise TopologyError(f"{source or 'topology'}: no PU in the tree")
-        ids = [pu.os_index for pu in self._leaves]
+        name = source or "topology"
+        leaves = _pus(whole)
+        if not leaves:
+            raise TopologyError(f"{name}: no PU in the tree")
+        ids = [pu.os_index for pu in leaves]
         if None in ids or len(set(ids)) != len(ids):
-            raise TopologyError(f"{source or 'topology'}: PUs without unique OS indexes")
+            raise TopologyError(f"{name}: PUs without unique OS indexes")
+        self._all = ids
+        everything = frozenset(ids)
+        self.allowed = everything if allowed is None else everything & allowed
+        root = _restricted(whole, self.allowed, None)
+        if root is None:
+            raise TopologyError(f"{name}: no PU may be used (all disallowed, or outside "
+                                "this process's CPU affinity)")
+        self.root = root
+        self._leaves = _pus(root)
         self._by_index = {pu.os_index: pu for pu in self._leaves}
-        all_pus = frozenset(self._by_index)
-        self.allowed = all_pus if allowed is None else all_pus & allowed
-        if not self.allowed:
-            raise TopologyError(f"{source or 'topology'}: no PU may be used by this process")
-
-    def _collect(self, node: Node) -> None:
-        if node.type == "PU":
-            self._leaves.append(node)
-        for child in node.children:
-            self._collect(child)
 
     @property
     def pus(self) -> list[int]:
-        """OS indexes of every PU, in tree (logical) order."""
-        return [pu.os_index for pu in self._leaves]
+        """OS indexes of every PU of the whole tree, placeable or not, in tree (logical) order."""
+        return list(self._all)
 
     @property
     def placeable(self) -> list[int]:
         """OS indexes of the PUs a placement may use, in tree order."""
-        return [pu.os_index for pu in self._leaves if pu.os_index in self.allowed]
+        return [pu.os_index for pu in self._leaves]
 
     def ancestors(self, pu: int) -> list[Node]:
-        """The PU's node and its ancestors, leaf first, root last."""
+        """The placeable PU's node and its ancestors in :attr:`root`, leaf first, root last."""
         node: Node | None = self._by_index[pu]
         chain = []
         while node is not None:
@@ -117,9 +164,10 @@ class Topology:
         return chain
 
     def sub_ids(self, pu: int) -> tuple[int, ...]:
-        """The PU's rank among its siblings at each level, root first.
+        """The placeable PU's rank among its siblings at each level of :attr:`root`, root first.
 
-        This is the labelling of LLVM's ``kmp_affinity.cpp``: compact sorts PUs
+        This is the labelling of LLVM's ``kmp_affinity.cpp`` (``_set_sub_ids``),
+        which ranks over the OS procs of libomp's mask only: compact sorts PUs
         by these ids root first, scatter leaf first.
         """
         chain = self.ancestors(pu)
@@ -128,7 +176,7 @@ class Topology:
         )
 
     def lowest_shared(self, a: int, b: int) -> Node:
-        """The lowest object of the tree that holds both PUs."""
+        """The lowest object of :attr:`root` that holds both placeable PUs."""
         above_a = {id(n): n for n in self.ancestors(a)}
         for node in self.ancestors(b):
             if id(node) in above_a:
@@ -137,32 +185,52 @@ class Topology:
 
     @cached_property
     def level_names(self) -> list[str]:
-        """Object types from the root down along the first PU's branch."""
-        return [n.type for n in reversed(self.ancestors(self.pus[0]))]
+        """Object types from the root down along the first placeable PU's branch."""
+        return [n.type for n in reversed(self.ancestors(self.placeable[0]))]
 
     def summary(self) -> str:
-        """A one-line description: counts per level and placeable PUs."""
-        counts: dict[str, int] = {}
+        """A one-line description: objects per level of the whole tree, and placeable PUs.
 
-        def walk(node: Node) -> None:
-            counts[node.type] = counts.get(node.type, 0) + 1
+        Nested levels of one type (Groups in Groups) are counted apart.
+        """
+        counts: dict[tuple[str, int], int] = {}  # (type, ancestors of that type): objects
+
+        def walk(node: Node, nesting: dict[str, int]) -> None:
+            key = (node.type, nesting.get(node.type, 0))
+            counts[key] = counts.get(key, 0) + 1
+            inside = nesting | {node.type: key[1] + 1}
             for child in node.children:
-                walk(child)
+                walk(child, inside)
 
-        walk(self.root)
-        levels = " ".join(f"{t}:{counts[t]}" for t in self.level_names if t != "Machine")
-        return f"{levels}; {len(self.placeable)} of {len(self.pus)} PUs placeable"
+        walk(self.whole, {})
+        levels: list[str] = []
+        seen: dict[str, int] = {}
+        for name in self.level_names:
+            seen[name] = seen.get(name, -1) + 1
+            if name != "Machine":
+                levels.append(f"{name}:{counts[name, seen[name]]}")
+        return f"{' '.join(levels)}; {len(self.placeable)} of {len(self.pus)} PUs placeable"
 
 
 def parse_xml(text: str, source: str = "", restrict_to: frozenset[int] | None = None) -> Topology:
-    """Parse hwloc XML (v2 format) into a :class:`Topology`."""
+    """Parse hwloc 2 XML, as hwloc writes it, into a :class:`Topology`.
+
+    The placeable PUs are those of the root's ``allowed_cpuset`` (all PUs
+    when it is absent), further restricted to ``restrict_to`` when given.
+    Other XML (hwloc 1.x) goes through :func:`load`, which lets hwloc convert it.
+    """
+    name = source or "topology"
     try:
         root_el = ET.fromstring(text)
     except ET.ParseError as exc:
-        raise TopologyError(f"{source or 'topology'}: not valid XML ({exc})") from None
+        raise TopologyError(f"{name}: not valid XML ({exc})") from None
     machine = root_el.find("object")
     if root_el.tag != "topology" or machine is None:
-        raise TopologyError(f"{source or 'topology'}: not an hwloc topology XML")
+        raise TopologyError(f"{name}: not an hwloc topology XML")
+    version = root_el.get("version", "1.x")
+    if not version.startswith("2."):
+        raise TopologyError(f"{name}: hwloc XML version {version}, not 2.x "
+                            "(load() converts any XML hwloc reads)")
     allowed = machine.get("allowed_cpuset") or machine.get("cpuset")
     allowed_set = parse_cpuset(allowed) if allowed else None
     if restrict_to is not None:
@@ -170,15 +238,35 @@ def parse_xml(text: str, source: str = "", restrict_to: frozenset[int] | None = 
     return Topology(_build(machine, None), allowed_set, source, text)
 
 
-def _lstopo(args: list[str]) -> str:
+def _hwloc_version() -> str:
+    """The installed hwloc's version, e.g. ``2.9.0``."""
+    proc = subprocess.run([LSTOPO, "--version"], capture_output=True, text=True, check=False)
+    return proc.stdout.split()[-1] if proc.stdout.strip() else "(unknown version)"
+
+
+def _lstopo(args: list[str], subject: str, input_name: str = "") -> str:
+    """hwloc 2 XML of what ``lstopo-no-graphics ARGS`` loads.
+
+    When hwloc cannot load it, one TopologyError line names ``subject``, the
+    installed hwloc's version and hwloc's reason: its messages about the file
+    ``input_name`` (hwloc and libxml2 start those with the file's path or
+    name), else its first message.
+    """
     if shutil.which(LSTOPO) is None:
         raise TopologyError(f"{LSTOPO} not found: install Debian's hwloc-nox (or hwloc)")
-    proc = subprocess.run([LSTOPO, *args, "--of", "xml", "-"],
-                          capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        msg = proc.stderr.strip().splitlines()
-        raise TopologyError(f"{LSTOPO} failed: {msg[-1] if msg else proc.returncode}")
-    return proc.stdout
+    proc = subprocess.run([LSTOPO, *args, "--of", "xml", "-"], capture_output=True,
+                          text=True, errors="replace", check=False)
+    if proc.returncode == 0:
+        return proc.stdout
+    lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+    names = sorted({input_name, Path(input_name).name}, key=len, reverse=True) if input_name else []
+    about = []
+    for line in lines:
+        name = next((n for n in names if line.startswith(f"{n}:")), None)
+        if name is not None:
+            about.append(line[len(name) + 1:].strip())
+    reason = "; ".join(about) or (lines[0] if lines else f"exit status {proc.returncode}")
+    raise TopologyError(f"{LSTOPO} failed on {subject} (hwloc {_hwloc_version()}): {reason}")
 
 
 def is_synthetic(spec: str) -> bool:
@@ -187,15 +275,20 @@ def is_synthetic(spec: str) -> bool:
 
 
 def topology_xml(spec: str) -> str:
-    """hwloc XML for ``auto`` (this machine), an XML file, or a synthetic string."""
+    """hwloc 2 XML for ``auto`` (this machine), an XML file, or a synthetic string.
+
+    Files and synthetic strings are loaded by hwloc with their disallowed PUs
+    (``--disallowed``): the XML keeps the whole machine and marks what is
+    allowed in the root's ``allowed_cpuset``.
+    """
     if spec == "auto":
-        return _lstopo(["--restrict", "binding"])
+        return _lstopo(["--restrict", "binding"], "this machine")
     if is_synthetic(spec):
-        return _lstopo(["--input", spec])
-    path = Path(spec)
-    if not path.is_file():
+        return _lstopo(["--if", "synthetic", "--input", spec, "--disallowed"],
+                       f"synthetic topology {spec!r}")
+    if not Path(spec).is_file():
         raise TopologyError(f"topology file {spec} does not exist")
-    return path.read_text()
+    return _lstopo(["--if", "xml", "--input", spec, "--disallowed"], f"topology file {spec}", spec)
 
 
 def load(spec: str) -> Topology:

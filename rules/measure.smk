@@ -6,11 +6,18 @@ rule measure:
     input:
         binary=LAYOUT.binary("{machine}", "{bench}"),
         placements=placement_files,
+        topology=LAYOUT.topology("{machine}"),
     output:
         LAYOUT.runs("{machine}", "{bench}", "{n}"),
     params:
         spec=lambda wildcards, input: rule_bodies.measure_spec(
-            config, wildcards.machine, wildcards.bench, int(wildcards.n), input.binary
+            config,
+            wildcards.machine,
+            wildcards.bench,
+            int(wildcards.n),
+            input.binary,
+            input.placements,
+            input.topology,
         ),
         journal=LAYOUT.journal("{machine}", "{bench}", "{n}"),
     threads: workflow.cores

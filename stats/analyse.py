@@ -40,7 +40,7 @@ from stats.verdicts import cell_verdict
 VERDICT_COLUMNS = [
     "machine", "benchmark", "threads", "baseline", "tests", "best", "stands_for",
     "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_runner_up", "clear",
-    "identical", "coincide", "drift", "drift_p", "drift_tau", "order_balanced",
+    "identical", "coincide", "drift", "drift_p", "drift_tau", "order_balanced", "noisy_runs",
 ]
 COMPARISON_COLUMNS = [
     "machine", "benchmark", "threads", "strategy", "experiment", "same_as_baseline", "p_raw",
@@ -49,9 +49,13 @@ COMPARISON_COLUMNS = [
 
 
 def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
-                   topologies: dict[str, Topology] | None = None,
-                   order: Sequence[str] = ()) -> tuple[list[dict], list[dict]]:
-    """The verdict rows and the comparison rows of every (machine, benchmark, threads)."""
+                   topologies: dict[str, Topology] | None = None, order: Sequence[str] = (),
+                   quiet_threshold: float = 0.1) -> tuple[list[dict], list[dict]]:
+    """The verdict rows and the comparison rows of every (machine, benchmark, threads).
+
+    ``noisy_runs``: the runs during which other processes used more than ``quiet_threshold``
+    of the CPUs (the campaign's ``quiet.threshold``).
+    """
     trees = topologies or {}
 
     def key(machine: str, pus: tuple[int, ...]):
@@ -64,6 +68,7 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     for (machine, bench, threads), runs in sorted(jobs.items()):
         names = {"machine": machine, "benchmark": bench, "threads": threads}
         row = cell_verdict(runs, baseline, alpha, key, order) | drift(runs, alpha)
+        row["noisy_runs"] = sum((r.other_cpu or 0) > quiet_threshold for r in runs)
         comparisons += [names | comparison for comparison in row.pop("comparisons")]
         verdicts.append(names | row)
     return verdicts, comparisons
@@ -80,7 +85,7 @@ def _write_csv(rows: list[dict], columns: list[str], path: Path) -> None:
 def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline: str,
             confidence: float, benchmark_weights: dict[str, float] | None = None,
             seed: int = 0, topologies: dict[str, Topology] | None = None,
-            order: Sequence[str] = ()) -> str:
+            order: Sequence[str] = (), quiet_threshold: float = 0.1) -> str:
     """Write every file of :data:`STATS_FILES` (``outputs``: kind -> path); return Tables 1-3.
 
     ``order``: the campaign's strategies (the first of identical ones names the experiment).
@@ -88,7 +93,8 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     records = read_runs([runs_csv])
     cells = cell_table(records, baseline, confidence, seed)
     summary = summary_table(cells, baseline, confidence, benchmark_weights)
-    verdicts, comparisons = verdict_tables(records, baseline, 1 - confidence, topologies, order)
+    verdicts, comparisons = verdict_tables(records, baseline, 1 - confidence, topologies, order,
+                                           quiet_threshold)
     _write_csv(cells, CELL_COLUMNS, outputs["cells"])
     _write_csv(summary, SUMMARY_COLUMNS, outputs["summary"])
     _write_csv(verdicts, VERDICT_COLUMNS, outputs["verdicts"])
@@ -111,7 +117,8 @@ def read_verdicts(path: Path) -> list[dict]:
     with Path(path).open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     for row in rows:
-        row["threads"], row["tests"] = int(row["threads"]), int(row["tests"])
+        for name in ("threads", "tests", "noisy_runs"):
+            row[name] = int(row[name])
         for name in floats:
             row[name] = float(row[name]) if row[name] else None
         for name in flags:
@@ -141,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategies", nargs="+", default=(),
                         help="the campaign's order of strategies")
     parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
+    parser.add_argument("--quiet-threshold", type=float, default=0.1,
+                        help="share of the CPUs others may use during a run before it is noisy")
     args = parser.parse_args(argv)
     if not 0 < args.confidence < 1:
         parser.error(f"--confidence must be strictly between 0 and 1, not {args.confidence}")
@@ -150,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         text = analyse(args.runs, {kind: args.outdir / name for kind, name in STATS_FILES.items()},
                        campaign=args.runs.stem, baseline=args.baseline,
                        confidence=args.confidence, seed=args.seed,
-                       topologies=dict(args.topology), order=args.strategies)
+                       topologies=dict(args.topology), order=args.strategies,
+                       quiet_threshold=args.quiet_threshold)
     except (OSError, ValueError) as exc:
         print(f"python -m stats.analyse: error: {exc}", file=sys.stderr)
         return 2

@@ -57,19 +57,28 @@ class CellStats:
 
 
 def describe_cells(records: list[RunRecord]) -> dict[Key, CellStats]:
-    """Cell key -> the description of its runs, cells in the order they first appear."""
+    """Cell key -> the description of its runs, cells in the order they first appear.
+
+    A run measured once for several strategies with one placement counts for each of them
+    (its ``stands_for``), so every strategy of the campaign has its cell.
+    """
     cells: dict[Key, CellStats] = {}
     for record in records:
-        cell = cells.setdefault(record.cell, CellStats())
-        cell.pinned += record.verification != NOT_BOUND
-        cell.verified += record.verification == VERIFIED
-        if not record.ok:
-            cell.failures += 1
-        elif record.misplaced:
-            cell.misplaced += 1
-        else:
-            cell.times.append(record.time_s)
+        for strategy in [record.strategy, *record.stands_for.split()]:
+            _count(cells.setdefault((*record.cell[:3], strategy), CellStats()), record)
     return cells
+
+
+def _count(cell: CellStats, record: RunRecord) -> None:
+    """Add one run to a cell's description."""
+    cell.pinned += record.verification != NOT_BOUND
+    cell.verified += record.verification == VERIFIED
+    if not record.ok:
+        cell.failures += 1
+    elif record.misplaced:
+        cell.misplaced += 1
+    else:
+        cell.times.append(record.time_s)
 
 
 def _num(value: float | None) -> str:

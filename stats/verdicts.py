@@ -81,14 +81,19 @@ def experiments(records: list[RunRecord], key: PlacementKey,
     """
     rank = {strategy: k for k, strategy in enumerate(order)}
     plans: dict[str, set[str]] = {}
+    stood_for: dict[str, list[str]] = {}  # measured once for these too (the runs say so)
     for record in sorted(records, key=lambda r: rank.get(r.strategy, len(rank))):
         plans.setdefault(record.strategy, set()).add(record.pus)
+        stood_for.setdefault(record.strategy, record.stands_for.split())
     groups: dict[Hashable, Experiment] = {}
     for strategy, pus in plans.items():
         fixed = len(pus) == 1 and next(iter(pus)) != ""
         ident = key(records[0].machine, tuple(map(int, next(iter(pus)).split()))) \
             if fixed else ("own", strategy)
-        groups.setdefault(ident, Experiment([], fixed)).strategies.append(strategy)
+        groups.setdefault(ident, Experiment([], fixed)).strategies += [strategy,
+                                                                        *stood_for[strategy]]
+    for group in groups.values():
+        group.strategies.sort(key=lambda s: rank.get(s, len(rank)))
     by_strategy = {s: group for group in groups.values() for s in group.strategies}
     for record in records:
         if record.counts:

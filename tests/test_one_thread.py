@@ -144,7 +144,10 @@ def test_a_one_thread_campaign_verifies_every_pinned_run(tmp_path, cc):
     assert run.returncode == 0, run.stderr[-3000:]
     results = work / "results" / "tiny"
     rows = read_csv(results / "runs.csv")
-    assert len(rows) == 4 * reps and all(r["ok"] == "True" and r["threads"] == "1" for r in rows)
+    measured_as = {s: r["strategy"] for r in rows for s in [r["strategy"], *r["stands_for"].split()]}
+    assert set(measured_as) == {"os", "random", "compact", "scatter"}
+    assert measured_as["scatter"] == "compact"  # one thread on PU 0 either way: measured once
+    assert len(rows) == 3 * reps and all(r["ok"] == "True" and r["threads"] == "1" for r in rows)
     pinned = [r for r in rows if r["strategy"] != "os"]
     assert [r["verification"] for r in pinned] == ["ok"] * len(pinned)
     assert all(r["observed"] == f"0:{r['pus']}" for r in pinned)

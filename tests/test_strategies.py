@@ -1,4 +1,5 @@
-"""compact and scatter against hand-worked placements on the study's machines; random."""
+"""compact and scatter against hand-worked placements on the study's machines and on restricted
+machines; random."""
 import json
 
 import pytest
@@ -9,7 +10,7 @@ from affinity.place import independent
 from affinity.place.domains import PlacementError
 from affinity.place.record import make_placement
 from affinity.results.placements import pus_for
-from affinity.topology import load
+from affinity.topology import load, parse_xml, topology_xml
 
 NEHALEM_CONSECUTIVE = ("Package:2 [NUMANode(memory=12GiB)] L3Cache:1(size=8MiB) "
                        "L2Cache:4(size=256KiB) L1dCache:1(size=32KiB) Core:1 PU:1")
@@ -42,6 +43,22 @@ def test_hand_worked_placements(machines, name, strategy, threads, expected):
 def test_scatter_on_96_cores_follows_the_tree(machines):
     expected = [(i % 4) * 24 + (i // 4 % 4) * 6 + (i // 16 % 3) * 2 + (i // 48) for i in range(96)]
     assert independent.scatter(machines["ccnuma96"], 96) == expected
+
+
+# Restricted machines (PUs disallowed, as by a cgroup or taskset): PUs are ranked among the
+# placeable ones, as libomp does (tests/test_kmp_libomp.py runs libomp itself on these).
+@pytest.mark.parametrize("spec, allowed, strategy, expected", [
+    ("Package:3 Core:2 PU:1", {0, 2, 3, 5}, "compact", [0, 2, 3, 5]),
+    ("Package:3 Core:2 PU:1", {0, 2, 3, 5}, "scatter", [0, 2, 5, 3]),  # no package left empty
+    ("Package:2 Core:2 PU:2", {0, 1, 2, 5, 7}, "compact", [0, 1, 2, 5, 7]),
+    ("Package:2 Core:2 PU:2", {0, 1, 2, 5, 7}, "scatter", [0, 5, 2, 7, 1]),  # hyperthread last
+    # Nehalem without PU 0's core: socket 0 keeps cores 2 4 6, socket 1 all four
+    ("Package:2 Core:4 PU:1(indexes=Package:Core)", {1, 2, 3, 4, 5, 6, 7}, "scatter",
+     [2, 1, 4, 3, 6, 5, 7]),
+])
+def test_restricted_machines(spec, allowed, strategy, expected):
+    topo = parse_xml(topology_xml(spec), spec, frozenset(allowed))
+    assert getattr(independent, strategy)(topo, len(allowed)) == expected
 
 
 def test_consecutive_numbering_gives_the_same_tree_positions(machines):

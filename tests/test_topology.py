@@ -1,12 +1,30 @@
-"""Topology parsing on the real machine, on XML files and on synthetic trees."""
+"""Topology parsing on the real machine, on XML files (hwloc 1.x and 2.x) and on synthetic
+trees; cpusets decoded as hwloc decodes them; restricted trees; one clear error per bad input."""
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import preset
 
-from affinity.topology import TopologyError, load, parse_cpuset, topology_xml
+from affinity.topology import TopologyError, load, parse_cpuset, parse_xml, topology_xml
+
+
+def hwloc_calc(*args: str) -> list[int]:
+    """The OS indexes hwloc-calc prints (``--po -I pu``), in its order."""
+    out = subprocess.run(["hwloc-calc", *args], capture_output=True, text=True, check=True).stdout
+    return [int(pu) for pu in out.split(",")] if out.strip() else []
+
+
+def exported(tmp_path: Path, spec: str, *flags: str, name: str = "machine.xml") -> str:
+    """The path of an XML file lstopo writes from a synthetic description, with ``flags``."""
+    path = tmp_path / name
+    path.write_text(subprocess.run(
+        ["lstopo-no-graphics", "-i", spec, *flags, "--of", "xml", "-"],
+        capture_output=True, text=True, check=True).stdout)
+    return str(path)
 
 
 def test_real_machine_matches_the_cpus_this_process_may_use():
@@ -68,22 +86,143 @@ def test_allowed_cpuset_of_an_xml_file_restricts_placement(tmp_path):
     assert load(str(path)).placeable == [0, 2]
 
 
-def test_parse_cpuset_words():
-    assert parse_cpuset("0x00000003") == {0, 1}
-    assert parse_cpuset("0x00000001,0x80000000") == {31, 32}
+@pytest.mark.parametrize("text", [
+    "0x00000003", "0x00000001,0x80000000", "0x00000303,0x03030000,,0x03030303",
+    "0x1,,,", "0xffffffff,,,0xffffffff", "0x0", "0x1,,,,,,,0x0", "ff,,0x10", "",
+])
+def test_parse_cpuset_decodes_as_hwloc_does(text):
+    """Empty words are 32 zero bits (hwloc_bitmap_sscanf); checked against hwloc-calc."""
+    assert sorted(parse_cpuset(text)) == hwloc_calc("-i", "pu:256", "--po", "-I", "pu", text)
+
+
+@pytest.mark.parametrize("text", ["0xzz", "-1", "0x123456789", "0x1,0x2 3", "0xf...f,0x1"])
+def test_bad_cpusets_are_refused(text):
+    with pytest.raises(TopologyError, match="cpuset"):
+        parse_cpuset(text)
+
+
+def test_cpusets_with_empty_words_keep_every_pu(tmp_path):
+    """A POWER8-like export whose cpusets have an empty word: every PU stays placeable."""
+    pus = "0,1,8,9,16,17,24,25,80,81,88,89,96,97,104,105"
+    path = exported(tmp_path, f"Package:2 Core:4 PU:2(indexes={pus})")
+    assert 'cpuset="0x00000303,0x03030000,,0x03030303"' in Path(path).read_text()
+    assert load(path).placeable == [int(pu) for pu in pus.split(",")] == \
+        hwloc_calc("-i", path, "--po", "-I", "pu", "all")
+
+
+def test_hwloc_1x_xml_gives_the_tree_of_its_2x_export(tmp_path):
+    """hwloc 1.x XML (NUMA nodes as parents, Socket) is converted by hwloc itself."""
+    spec = "Package:2 [NUMANode(memory=8GiB)] L3Cache:1 Core:2 PU:2(indexes=Package:Core)"
+    old = exported(tmp_path, spec, "--export-xml-flags", "v1", name="v1.xml")
+    text = Path(old).read_text()
+    assert "<topology>" in text and 'type="Socket"' in text
+    v1, v2 = load(old), load(spec)
+    assert v1.placeable == v2.placeable == hwloc_calc("-i", old, "--po", "-I", "pu", "all")
+    assert [v1.sub_ids(pu) for pu in v1.pus] == [v2.sub_ids(pu) for pu in v2.pus]
+    assert v1.level_names == v2.level_names
+    assert [p.numa for p in v1.root.children] == [True, True]
+    assert "<topology version=\"2.0\">" in v1.xml  # what save() writes, for later stages
+
+
+def test_parse_xml_refuses_1x_xml_with_one_line(tmp_path):
+    old = exported(tmp_path, "Package:2 [NUMANode] Core:2 PU:1", "--export-xml-flags", "v1")
+    with pytest.raises(TopologyError, match="hwloc XML version 1.x, not 2.x"):
+        parse_xml(Path(old).read_text(), old)
+
+
+def test_disallowed_pus_leave_the_restricted_tree(tmp_path):
+    """PUs outside allowed_cpuset are in ``whole`` and ``pus``, not in ``root``."""
+    path = exported(tmp_path, "Package:3 Core:2 PU:1", "--allow", "0x2d")
+    topo = load(path)
+    assert topo.placeable == [0, 2, 3, 5] == hwloc_calc("-i", path, "--po", "-I", "pu", "all")
+    assert topo.pus == list(range(6))
+    assert [len(package.children) for package in topo.root.children] == [1, 2, 1]
+    assert [len(package.children) for package in topo.whole.children] == [2, 2, 2]
+    assert [topo.sub_ids(pu) for pu in topo.placeable] == [(0, 0, 0), (1, 0, 0), (1, 1, 0),
+                                                         (2, 0, 0)]
+    assert topo.summary() == "Package:3 Core:6 PU:6; 4 of 6 PUs placeable"
+
+
+def test_process_affinity_restricts_like_an_allowed_cpuset(tmp_path):
+    """``auto``'s restriction (restrict_to) and a file's allowed_cpuset give one tree."""
+    spec = "Package:2 Core:2 PU:2"
+    by_file = load(exported(tmp_path, spec, "--allow", "0x000000e5"))
+    by_affinity = parse_xml(topology_xml(spec), spec, frozenset({0, 2, 5, 6, 7}))
+    assert by_file.placeable == by_affinity.placeable == [0, 2, 5, 6, 7]
+    assert [by_file.sub_ids(p) for p in by_file.placeable] == \
+        [by_affinity.sub_ids(p) for p in by_affinity.placeable]
+
+
+def test_offline_pus_are_not_placeable(tmp_path):
+    """Offline PUs: in the root's complete_cpuset, no PU object (as Linux exports them)."""
+    path = Path(exported(tmp_path, "Package:2 Core:2 PU:2", "--restrict", "0xbd"))  # no PU 1, 6
+    path.write_text(path.read_text().replace('complete_cpuset="0x000000bd"',
+                                             'complete_cpuset="0x000000ff"', 1))
+    topo = load(str(path))
+    assert topo.placeable == topo.pus == [0, 2, 3, 4, 5, 7] == \
+        hwloc_calc("-i", str(path), "--po", "-I", "pu", "all")
+    assert [len(core.children) for package in topo.root.children for core in package.children] \
+        == [1, 2, 2, 1]
+
+
+#: Files hwloc cannot load, or that hold nothing to place: a part of their one-line error.
+BAD_FILES = {
+    "newer.xml": "cannot import XML version 3.0 > 2",
+    "html.xml": "XML component discovery failed",
+    "text.xml": "parser error : Start tag expected",
+    "binary.xml": "parser error",
+    "empty.xml": "Document is empty",
+    "no-pu.xml": "hwloc_topology_load",
+    "cores-without-pu.xml": "no PU in the tree",
+    "none-allowed.xml": "no PU may be used",
+}
+
+
+def bad_file(name: str) -> str | bytes:
+    """The content of one of BAD_FILES."""
+    xml = topology_xml("Package:2 Core:2 PU:1")
+    return {
+        "newer.xml": xml.replace('version="2.0"', 'version="3.0"'),
+        "html.xml": "<html/>",
+        "text.xml": "just text\n",
+        "binary.xml": bytes(range(256)) * 4,
+        "empty.xml": "",
+        "no-pu.xml": re.sub(r"<object type=\"(?!Machine).*", "", xml, flags=re.S).replace(
+            'cpuset="0x0000000f"', 'cpuset="0x0"') + "</object></topology>",
+        "cores-without-pu.xml": re.sub(r'\s*<object type="PU"[^>]*/>', "", xml),
+        "none-allowed.xml": xml.replace('allowed_cpuset="0x0000000f"', 'allowed_cpuset="0x0"'),
+    }[name]
+
+
+@pytest.mark.parametrize("name", BAD_FILES)
+def test_bad_files_give_one_line_naming_the_file(tmp_path, name):
+    path = tmp_path / name
+    content = bad_file(name)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    with pytest.raises(TopologyError, match=re.escape(BAD_FILES[name])) as info:
+        load(str(path))
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("Package:2 Bogus:3", "lstopo-no-graphics failed"),
-    ("/nonexistent/machine.xml", "does not exist"),
+    ("Package:2 Bogus:3", "failed on synthetic topology 'Package:2 Bogus:3' .*unknown object type"),
+    ("Package:2 Core:0 PU:1", "lstopo-no-graphics failed on synthetic topology"),
+    ("/nonexistent/machine.xml", "topology file /nonexistent/machine.xml does not exist"),
 ])
-def test_bad_topologies_give_one_clear_error(spec, message):
-    with pytest.raises(TopologyError, match=message):
+def test_bad_specs_give_one_clear_error(spec, message):
+    with pytest.raises(TopologyError, match=message) as info:
         load(spec)
+    assert "\n" not in str(info.value)
 
 
-def test_a_file_that_is_not_hwloc_xml(tmp_path):
-    path = tmp_path / "bad.xml"
-    path.write_text("<html/>")
-    with pytest.raises(TopologyError, match="not an hwloc topology XML"):
-        load(str(path))
+def test_the_command_prints_one_error_line(tmp_path):
+    path = tmp_path / "newer.xml"
+    path.write_text(topology_xml("Package:1 Core:2 PU:1").replace('version="2.0"', 'version="3.0"'))
+    proc = subprocess.run([sys.executable, "-m", "affinity.topology", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert re.fullmatch(f"error: lstopo-no-graphics failed on topology file {re.escape(str(path))} "
+                        r"\(hwloc [0-9.]+\): cannot import XML version 3.0 > 2\n", proc.stderr)

@@ -4,6 +4,17 @@ Runs go in a seeded random interleaved order (or back to back, as in the
 pinning study), one at a time, under a machine-wide lock. Each finished run
 is journaled before the next starts; a resumed job skips what the journal
 holds. The job ends by writing the runs table (one row per run).
+
+Strategies whose placement is another's (``same_as``, decided by the workflow:
+equal lists, or equal up to a symmetry of the machine) are one experiment,
+measured once under the first of them; its runs name the others
+(``stands_for``). A job resumed from a journal written before this rule (its
+fingerprint is the one without ``same_as``) keeps measuring every strategy.
+
+Before a run, if the previous run saw other processes use more than
+``quiet.threshold`` of the CPUs (or before the first run), the launcher waits
+for the machine to be quiet, at most ``quiet.max_wait_s``; each run records
+the wait and the share others used during it (``other_cpu``).
 """
 from __future__ import annotations
 
@@ -17,16 +28,21 @@ import shutil
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from affinity.measure import verify
 from affinity.measure.journal import Journal
 from affinity.measure.lock import DEFAULT_LOCK, MachineLock
 from affinity.measure.spawn import RunResult, base_environment, run_once
+from affinity.measure.system import wait_until_quiet
 from affinity.results.placements import omp_places, pus_for
 from affinity.results.runs import RunRecord, write_runs
 from affinity.seeding import derive_seed
+
+
+#: The default quiet policy: others may use 10% of the CPUs; wait at most 10 s for less.
+QUIET = {"threshold": 0.10, "max_wait_s": 10.0}
 
 
 @dataclass
@@ -45,12 +61,28 @@ class Job:
     seed: int
     order: str
     placements: dict[str, dict]  #: strategy -> placement record
+    #: strategy -> the strategy whose experiment it is (identical placements, measured once)
+    same_as: dict[str, str] = field(default_factory=dict)
+    #: when to wait before a run: {"threshold": share of the CPUs, "max_wait_s": seconds}
+    quiet: dict = field(default_factory=lambda: dict(QUIET))
 
-    def fingerprint(self) -> str:
-        """Hash of all that defines the measurement, the binary's bytes included."""
+    def fingerprint(self, merged: bool = True) -> str:
+        """Hash of all that defines the measurement, the binary's bytes included.
+
+        ``merged=False``: the hash without ``same_as``, as journals were written before
+        identical placements were merged (the same hash when nothing is merged).
+        """
         digest = hashlib.sha256(Path(self.argv[0]).read_bytes()).hexdigest()
-        blob = json.dumps([self.__dict__, digest], sort_keys=True, default=str)
+        fields = {name: getattr(self, name) for name in MEASUREMENT_FIELDS}
+        if merged and self.same_as:
+            fields["same_as"] = self.same_as
+        blob = json.dumps([fields, digest], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
+
+
+#: The fields of a job that define what it measures (the quiet policy decides only when).
+MEASUREMENT_FIELDS = ("machine", "benchmark", "threads", "argv", "env", "validate",
+                      "time_regex", "timeout_s", "repetitions", "seed", "order", "placements")
 
 
 def run_order(strategies: list[str], repetitions: int, order: str, seed: int) -> list[tuple[str, int]]:
@@ -141,7 +173,7 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
         validated=validated, verification=verify.verify(pus, observed),
         pus=" ".join(map(str, pus)) if pus is not None else "",
         observed=verify.format_binding(observed), load_1m=load_1m, governor=gov,
-        started_at=started,
+        started_at=started, other_cpu=result.other_cpu,
     )
 
 
@@ -159,19 +191,36 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
             say=lambda line: print(line, file=sys.stderr, flush=True)) -> list[RunRecord]:
     """Run (or resume) a measurement job and write its runs table to ``out``."""
     label = f"[{job.machine} {job.benchmark} t{job.threads}]"
-    order = run_order(list(job.placements), job.repetitions, job.order,
-                      derive_seed(job.seed, "order", job.machine, job.benchmark, job.threads))
     with MachineLock(lock_path, lambda line: say(f"{label} {line}")):
-        journal = Journal(journal_path, job.fingerprint())
+        primary, legacy = job.fingerprint(), job.fingerprint(merged=False)
+        journal = Journal(journal_path, primary, also=(legacy,) if legacy != primary else ())
         if journal.set_aside:
             say(f"{label} the measurement changed; previous journal kept as {journal.set_aside}")
+        same_as = job.same_as if journal.fingerprint == primary else {}
+        measured = [s for s in job.placements if s not in same_as]
+        stands_for = {s: [o for o, rep in same_as.items() if rep == s] for s in measured}
+        for strategy, others in stands_for.items():
+            if others:
+                say(f"{label} {', '.join([strategy, *others])} place the threads identically "
+                    f"(or up to a symmetry of the machine): one experiment, measured once "
+                    f"as {strategy}")
+        order = run_order(measured, job.repetitions, job.order,
+                          derive_seed(job.seed, "order", job.machine, job.benchmark, job.threads))
         todo = [(i, s, r) for i, (s, r) in enumerate(order) if (s, r) not in journal.runs]
         if len(todo) < len(order):
             say(f"{label} resuming: {len(order) - len(todo)} of {len(order)} runs already journaled")
         scratch = journal_path.parent / f".scratch-{journal_path.stem}"
-        last_report = 0.0
+        last_report, noisy = 0.0, True  # before the first run: is the machine quiet?
+        threshold, max_wait = job.quiet["threshold"], job.quiet["max_wait_s"]
         for done, (index, strategy, rep) in enumerate(todo, 1):
+            waited = wait_until_quiet(threshold, max_wait) if noisy else 0.0
+            if waited >= max_wait:
+                say(f"{label} other processes kept more than {threshold:.0%} of the CPUs busy "
+                    f"for {max_wait:g} s: measuring anyway (python -m affinity.measure.system "
+                    "names them)")
             record = measure_one(job, strategy, rep, index, scratch)
+            record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
+            noisy = record.other_cpu is not None and record.other_cpu > threshold
             journal.append(record.as_row())
             now = time.monotonic()
             if not record.ok or done == len(todo) or now - last_report > 5:

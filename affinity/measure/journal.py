@@ -26,17 +26,22 @@ def _fsync_dir(path: Path) -> None:
 class Journal:
     """Finished runs of one measurement job, keyed by (strategy, repetition)."""
 
-    def __init__(self, path: Path, fingerprint: str):
+    def __init__(self, path: Path, fingerprint: str, also: tuple[str, ...] = ()):
+        """``also``: other fingerprints an existing journal may have and still be resumed
+        (:attr:`fingerprint` is then the one it has)."""
         self.path = path
         self.fingerprint = fingerprint
         self.runs: dict[tuple[str, int], dict] = {}
         self.set_aside: Path | None = None  #: where a stale journal went, if any
-        self._open()
+        self._open(also)
 
-    def _open(self) -> None:
+    def _open(self, also: tuple[str, ...]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = self._read_complete_lines()
-        if lines and json.loads(lines[0]).get("fingerprint") != self.fingerprint:
+        found = json.loads(lines[0]).get("fingerprint") if lines else None
+        if found in also:
+            self.fingerprint = found
+        if lines and found != self.fingerprint:
             self.set_aside = self.path.with_name(
                 f"{self.path.name}.stale-{time.strftime('%Y%m%dT%H%M%S')}")
             os.replace(self.path, self.set_aside)

@@ -8,6 +8,10 @@ running on as an orphan that would disturb the next measurement. Wall time
 is taken with a monotonic clock around spawn..wait, user and system time
 from ``wait4``'s rusage.
 
+Before the spawn and after the reaping (outside the timed span), the machine's CPU
+time is sampled from ``/proc/stat``: what the run and the launcher did not use, others
+did (:attr:`RunResult.other_cpu`).
+
 Between the program's exit and its reaping, the launcher reads from the kernel
 the CPUs its initial thread was last allowed (the zombie's ``Cpus_allowed_list``):
 nothing runs in the program for it, and that read is left out of the wall time.
@@ -22,6 +26,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from affinity.measure.system import CpuTimes, other_share
 
 ADDR_NO_RANDOMIZE = 0x0040000
 PR_SET_PDEATHSIG = 1
@@ -60,6 +66,8 @@ class RunResult:
     #: the kernel's list of CPUs the initial thread was allowed at exit, e.g. ``"2"`` or
     #: ``"0-3"``; "" when the run timed out or the kernel did not say
     exit_cpus: str = ""
+    #: the share of all CPUs' time other processes used during the run (None: too short)
+    other_cpu: float | None = None
 
 
 def _tail(path: Path) -> str:
@@ -90,6 +98,7 @@ def run_once(argv: list[str], env: dict[str, str], timeout_s: float, scratch: Pa
     scratch.mkdir(parents=True, exist_ok=True)
     out_path, err_path = scratch / "run.stdout", scratch / "run.stderr"
     with out_path.open("wb") as out, err_path.open("wb") as err:
+        cpu_before, ours_before = CpuTimes.now(), _our_cpu_s()
         start = time.monotonic_ns()
         try:
             proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
@@ -103,9 +112,16 @@ def run_once(argv: list[str], env: dict[str, str], timeout_s: float, scratch: Pa
         untimed = time.monotonic_ns() - exited
         _, status, usage = os.wait4(proc.pid, 0)
         wall_s = (time.monotonic_ns() - start - untimed) / 1e9
+        others = other_share(cpu_before, CpuTimes.now(), _our_cpu_s() - ours_before)
         proc.returncode = os.waitstatus_to_exitcode(status)
     return RunResult(wall_s, usage.ru_utime, usage.ru_stime, proc.returncode, timed_out,
-                     _tail(out_path), _tail(err_path), exit_cpus=cpus)
+                     _tail(out_path), _tail(err_path), exit_cpus=cpus, other_cpu=others)
+
+
+def _our_cpu_s() -> float:
+    """CPU seconds of this process and its reaped children (the runs) so far."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 def _wait_or_kill(pid: int, timeout_s: float) -> bool:

@@ -66,6 +66,33 @@ class CpuTimes:
         return (self.busy - earlier.busy) / elapsed if elapsed > 0 else 0.0
 
 
+#: Below this many clock ticks of all CPUs (0.2 s on one CPU) a share is too coarse to tell.
+MIN_TICKS = 20
+
+
+def other_share(before: CpuTimes, after: CpuTimes, ours_s: float) -> float | None:
+    """The share of all CPUs' time that others used between two samples, given the CPU
+    seconds ``ours_s`` that we (the launcher and the run) used; None over too short a time."""
+    elapsed = after.total - before.total
+    if elapsed < MIN_TICKS:
+        return None
+    ours = ours_s * os.sysconf("SC_CLK_TCK")
+    return max(0.0, (after.busy - before.busy - ours) / elapsed)
+
+
+def wait_until_quiet(threshold: float, max_wait_s: float, window_s: float = 0.1) -> float:
+    """Sleep in windows of ``window_s`` until the CPUs are less than ``threshold`` busy (this
+    process sleeps meanwhile, so the busy time is others'), at most ``max_wait_s``; return
+    the seconds waited."""
+    start = time.monotonic()
+    while time.monotonic() - start < max_wait_s:
+        before = CpuTimes.now()
+        time.sleep(window_s)
+        if CpuTimes.now().busy_share_since(before) < threshold:
+            break
+    return time.monotonic() - start
+
+
 @dataclass(frozen=True)
 class Process:
     """A process's CPU time so far (clock ticks): its own, and its reaped children's."""

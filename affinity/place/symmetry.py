@@ -7,8 +7,9 @@ placement seen through such a permutation runs the same threads on
 indistinguishable hardware, so it is the same experiment: on a machine of
 two identical cores, [0, 1] and [1, 0] are one placement.
 
-The test is labelled-tree isomorphism: every PU is labelled with the thread
-placed on it (or as free, or as not placeable), and :func:`canonical_form`
+The test is labelled-tree isomorphism on the tree of placeable PUs
+(:attr:`affinity.topology.Topology.root`): every PU is labelled with the thread
+placed on it, or as free, and :func:`canonical_form`
 is the form of Aho, Hopcroft and Ullman ("The Design and Analysis of
 Computer Algorithms", 1974, section 3.2): a leaf's form is its label, an
 object's form is its type and the sorted forms of its children. Two
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from affinity.topology import Node, Topology
 
-FREE, NOT_PLACEABLE = -1, -2
+FREE = -1
 
 
 def canonical_form(topo: Topology, pus: list[int]) -> tuple:
@@ -36,13 +37,10 @@ def canonical_form(topo: Topology, pus: list[int]) -> tuple:
     False
     """
     thread_on = {pu: thread for thread, pu in enumerate(pus)}
-    placeable = set(topo.placeable)
 
     def form(node: Node) -> tuple:
         if not node.children:
-            label = thread_on.get(node.os_index, FREE if node.os_index in placeable
-                                  else NOT_PLACEABLE)
-            return node.type, node.numa, (), label
+            return node.type, node.numa, (), thread_on.get(node.os_index, FREE)
         return node.type, node.numa, tuple(sorted(map(form, node.children))), FREE
 
     return form(topo.root)

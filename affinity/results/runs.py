@@ -46,6 +46,13 @@ class RunRecord:
     load_1m: float  #: load average before the run
     governor: str
     started_at: str  #: ISO 8601, UTC
+    # Columns added later: tables and journals written before them read as these defaults.
+    #: the strategies whose placement is this run's (one experiment, measured once)
+    stands_for: str = ""
+    #: the share of all CPUs' time that other processes used during the run
+    other_cpu: float | None = None
+    #: seconds the launcher waited for the machine to be quiet before the run
+    quiet_wait_s: float | None = None
 
     @property
     def cell(self) -> tuple[str, str, int, str]:
@@ -68,6 +75,9 @@ class RunRecord:
 
 
 RUN_COLUMNS = [field.name for field in dataclasses.fields(RunRecord)]
+#: The columns every runs table has; the others were added later and may be absent.
+REQUIRED_COLUMNS = [field.name for field in dataclasses.fields(RunRecord)
+                    if field.default is dataclasses.MISSING]
 
 
 def _parser(kind) -> typing.Callable[[str], object]:
@@ -84,8 +94,8 @@ _PARSERS = {name: _parser(kind) for name, kind in typing.get_type_hints(RunRecor
 
 
 def from_row(row: dict[str, str]) -> RunRecord:
-    """A record from one CSV row of strings."""
-    return RunRecord(**{name: _PARSERS[name](row[name]) for name in RUN_COLUMNS})
+    """A record from one CSV row of strings (a later column absent: its default)."""
+    return RunRecord(**{name: _PARSERS[name](row[name]) for name in RUN_COLUMNS if name in row})
 
 
 def read_runs(paths: list[Path]) -> list[RunRecord]:
@@ -94,7 +104,8 @@ def read_runs(paths: list[Path]) -> list[RunRecord]:
     for path in paths:
         with Path(path).open(newline="") as handle:
             reader = csv.DictReader(handle)
-            missing = [name for name in RUN_COLUMNS if name not in (reader.fieldnames or [])]
+            missing = [name for name in REQUIRED_COLUMNS
+                       if name not in (reader.fieldnames or [])]
             if missing:
                 raise ValueError(f"{path}: not a runs table (no column {missing[0]!r})")
             try:

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from affinity.place.record import write_placements
+from affinity.place.symmetry import canonical_form
 from affinity.results.layout import placement_key
 from affinity.results.placements import placement_line, read_placement
 from affinity.results.runs import read_runs, write_runs
@@ -28,7 +29,31 @@ def alternatives(names) -> str:
     return "|".join(re.escape(name) for name in names)
 
 
-def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str) -> str:
+def same_experiments(strategies: list[str], placement_files: list[str],
+                     topology_xml: str) -> dict[str, str]:
+    """strategy -> the earlier strategy (campaign order) whose placement it has, equal or equal
+    up to a symmetry of the machine (:func:`affinity.place.symmetry.canonical_form`).
+
+    Only strategies with one fixed placement are merged: never ``os`` or ``random``.
+    """
+    topo = parse_xml(Path(topology_xml).read_text(), topology_xml)
+    first: dict[tuple, str] = {}
+    same_as = {}
+    records = {record["strategy"]: record for record in map(read_placement, placement_files)}
+    for strategy in strategies:
+        pus = records[strategy]["pus"]
+        if not pus or "pus_by_repetition" in records[strategy]:
+            continue
+        form = canonical_form(topo, pus)
+        if form in first:
+            same_as[strategy] = first[form]
+        else:
+            first[form] = strategy
+    return same_as
+
+
+def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,
+                 placement_files: list[str], topology_xml: str) -> str:
     """The JSON job description that ``python -m affinity.measure --spec`` reads."""
     entry = config["benchmarks"][bench]
     return json.dumps({
@@ -38,6 +63,8 @@ def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: s
         "validate": entry["validate"], "time_regex": entry["time_regex"],
         "timeout_s": entry["timeout_s"], "repetitions": config["repetitions"],
         "seed": config["seed"], "order": config["order"], "strategies": config["strategies"],
+        "same_as": same_experiments(config["strategies"], placement_files, topology_xml),
+        "quiet": config["quiet"],
     }, sort_keys=True)
 
 
@@ -79,7 +106,8 @@ def analyse_options(config: dict) -> dict:
     """The campaign settings the analyse rule passes to ``stats.analyse.analyse``."""
     return {"campaign": config["campaign"], "baseline": config["baseline"],
             "confidence": config["confidence"], "benchmark_weights": config["weights"],
-            "seed": config["seed"], "order": config["strategies"]}
+            "seed": config["seed"], "order": config["strategies"],
+            "quiet_threshold": config["quiet"]["threshold"]}
 
 
 def analyse(inputs, outputs, options: dict, machines: list[str]) -> None:
