@@ -1,0 +1,73 @@
+"""A measurement job: identical placements measured once (and old journals resumed as they
+were), and the quiet policy (a run beside a CPU burner is waited for or marked)."""
+import json
+import subprocess
+import sys
+import time
+
+from test_launcher import TWO_PUS, job
+
+from affinity.measure.job import run_job
+from affinity.measure.journal import Journal
+from affinity.results.runs import read_runs
+from stats.analyse import verdict_tables
+
+PLACEMENTS = {"os": {"strategy": "os", "pus": None},
+              "compact": {"strategy": "compact", "pus": TWO_PUS},
+              "scatter": {"strategy": "scatter", "pus": TWO_PUS}}
+QUIET = {"threshold": 0.1, "max_wait_s": 0.0}
+
+
+def silent(line: str) -> None:
+    pass
+
+
+def test_identical_placements_are_measured_once_and_named(spin_binaries, tmp_path):
+    said = []
+    spec = job(spin_binaries["gcc"], PLACEMENTS, repetitions=3, same_as={"scatter": "compact"},
+               quiet=QUIET)
+    records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
+                      said.append)
+    assert sorted({r.strategy for r in records}) == ["compact", "os"] and len(records) == 6
+    assert {r.stands_for for r in records if r.strategy == "compact"} == {"scatter"}
+    assert any("compact, scatter place the threads identically" in line for line in said)
+    assert read_runs([tmp_path / "t.csv"]) == records
+
+
+def test_a_journal_from_before_the_merge_goes_on_measuring_every_strategy(spin_binaries, tmp_path):
+    spec = job(spin_binaries["gcc"], PLACEMENTS, repetitions=2, same_as={"scatter": "compact"},
+               quiet=QUIET)
+    old = Journal(tmp_path / "j.jsonl", spec.fingerprint(merged=False))  # as written before
+    first = run_job(job(spin_binaries["gcc"], PLACEMENTS, repetitions=2, quiet=QUIET),
+                    tmp_path / "other.jsonl", tmp_path / "o.csv", str(tmp_path / "lock"), silent)
+    old.append(next(r for r in first if r.strategy == "scatter").as_row())
+    said = []
+    records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
+                      said.append)
+    assert sorted((r.strategy, r.repetition) for r in records) == sorted(
+        (s, k) for s in PLACEMENTS for k in range(2))  # nothing set aside, nothing merged
+    assert any("resuming: 1 of 6" in line for line in said)
+    assert not any("set aside" in line or "changed" in line for line in said)
+
+
+def test_a_run_beside_a_cpu_burner_is_waited_for_or_marked(spin_binaries, tmp_path):
+    """A burner that is not the launcher's child keeps both CPUs partly busy."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                start_new_session=True) for _ in range(len(TWO_PUS))]
+    try:
+        time.sleep(0.3)
+        spec = job(spin_binaries["gcc"], PLACEMENTS, argv=[str(spin_binaries["gcc"]), "300"],
+                   repetitions=2, quiet={"threshold": 0.1, "max_wait_s": 0.5})
+        said = []
+        records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv",
+                          str(tmp_path / "lock"), said.append)
+    finally:
+        for burner in burners:
+            burner.kill()
+    assert all(r.quiet_wait_s >= 0.5 or (r.other_cpu or 0) > 0.1 for r in records)
+    assert any("measuring anyway" in line for line in said)
+    assert max(r.other_cpu for r in records if r.other_cpu is not None) > 0.1
+    [verdict], _ = verdict_tables(records, "os", 0.05, quiet_threshold=0.1)
+    assert verdict["noisy_runs"] >= 1
+    journaled = [json.loads(line) for line in (tmp_path / "j.jsonl").read_text().splitlines()[1:]]
+    assert {"other_cpu", "quiet_wait_s", "stands_for"} <= set(journaled[0])
