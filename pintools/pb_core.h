@@ -5,6 +5,8 @@
  *
  *   - pb_tbl: a per-thread open-addressing hash table, line -> access count;
  *   - pb_event_update: the numalize-style "recent sharers" state of one line;
+ *   - pb_fork_*: the parallel regions a thread is inside, from the OpenMP runtime's
+ *     fork calls (the Valgrind and Pin tools; the tsan runtime asks the runtime);
  *   - pb_finish: merge the tables, compute the N x N matrix under one weight
  *     definition and write the CSV matrix and its JSON sidecar.
  *
@@ -17,15 +19,21 @@
  *   PB_WRITE(f, buf, len)    write all bytes, returns 0 on success
  *   PB_CLOSE(f)              returns 0 on success
  *   PB_RENAME(old, new)      returns 0 on success
- * and includes <stdint.h>-like types uint64_t/uint32_t/uintptr_t.
+ * and includes <stdint.h>-like types uint64_t/uint32_t/uintptr_t.  PB_FORK_CALLS, if
+ * defined, adds what the tools that follow the OpenMP runtime's fork calls share.
  *
- * Weights (W is symmetric, diagonal 0; c_t(l) = accesses of thread t to line l):
+ * Weights (W is symmetric, diagonal 0; c_t(l) = counted accesses of thread t to line l):
  *   common: W[i][j] = sum over lines l touched by both i and j of c_i(l) + c_j(l)
  *   min:    W[i][j] = sum over lines l touched by both of min(c_i(l), c_j(l))
- *   events: W[i][j] = E[i][j] + E[j][i], E[i][j] = accesses of i to a line whose
- *           two most recent distinct accessors included j (numalize).
+ *   events: W[i][j] = E[i][j] + E[j][i], E[i][j] = counted accesses of i to a line
+ *           whose two most recent distinct counted accessors included j (numalize).
  * An access counts once for every line it touches (an access straddling two
- * lines counts on both).
+ * lines counts on both).  Which accesses count (pintools/README.md, "What is counted"):
+ *   all:      every access (the weight names common, min, events);
+ *   parallel: only the accesses a thread makes inside an active parallel region
+ *             (parallel-common, parallel-min, parallel-events; the default).  The tsan
+ *             runtime asks omp_in_parallel(); the Valgrind and Pin tools follow the
+ *             OpenMP runtime's fork calls (pb_fork_fns, pb_forks below).
  */
 #ifndef PB_CORE_H
 #define PB_CORE_H
@@ -37,6 +45,14 @@
 /* OpenMP thread ids beyond this are folded into the last one (documented) */
 #define PB_MAX_THREADS 4096
 
+#define PB_COUNT_ALL 0
+#define PB_COUNT_PARALLEL 1
+
+/* the weight names of PB_COUNT_PARALLEL are these with the prefix; the default is the first */
+#define PB_PARALLEL_PREFIX "parallel-"
+#define PB_WEIGHT_DEFAULT "parallel-common"
+#define PB_WEIGHT_CHOICES "[parallel-]common, [parallel-]min or [parallel-]events"
+
 static const char *const pb_weight_names[3] = {"common", "min", "events"};
 static const char *const pb_weight_defs[3] = {
     "W[i][j] = sum over cache lines touched by both i and j of (accesses by i + accesses by j)",
@@ -44,6 +60,8 @@ static const char *const pb_weight_defs[3] = {
     ("W[i][j] = E[i][j] + E[j][i]; E[i][j] = accesses by i to a line whose two most recent "
      "distinct accessors include j (numalize sharing events)"),
 };
+static const char *const pb_count_names[2] = {"all", "parallel"};
+static const char pb_count_all_def[] = "every access";
 
 /* ------------------------------------------------------------------ small string helpers */
 
@@ -54,11 +72,17 @@ static int pb_streq(const char *a, const char *b)
     return *a == *b;
 }
 
-/* weight name -> PB_WEIGHT_*, or -1 */
-static int pb_parse_weight(const char *s)
+/* weight name -> PB_WEIGHT_* (and *count -> PB_COUNT_*), or -1 */
+static int pb_parse_weight(const char *s, int *count)
 {
+    const char *p = PB_PARALLEL_PREFIX, *rest = s;
+    while (*p && *p == *rest)
+        p++, rest++;
+    *count = *p ? PB_COUNT_ALL : PB_COUNT_PARALLEL;
+    if (*p)
+        rest = s;
     for (int w = 0; w < 3; w++)
-        if (pb_streq(s, pb_weight_names[w]))
+        if (pb_streq(rest, pb_weight_names[w]))
             return w;
     return -1;
 }
@@ -222,6 +246,94 @@ static inline uint32_t pb_event_update(uint32_t state, uint32_t tid, uint64_t *r
     return me << 16 | a;
 }
 
+/* ------------------------------------------------------------------ parallel regions (Valgrind, Pin) */
+
+#ifdef PB_FORK_CALLS /* defined by the tools that follow the fork calls */
+
+/* The entry points through which gcc (libgomp, and libomp's GOMP compatibility layer) and
+ * clang (libomp) code runs a parallel region: the "fork calls".  The calling thread stays
+ * inside until the call returns, after the team's join barrier, so a region is open from
+ * the call's first instruction until the caller's stack pointer is back above its value
+ * there.  `team_arg`: the third argument is the team size asked for (gcc passes 1 for
+ * `if(false)` and num_threads(1)), and 1 opens no parallel region.  Aliases of one address
+ * are all listed: a debugger names an address by any of them. */
+typedef struct pb_fork_fn {
+    const char *name;
+    int team_arg;
+} pb_fork_fn;
+
+static const pb_fork_fn pb_fork_fns[] = {
+    {"GOMP_parallel", 1},
+    {"GOMP_parallel_reductions", 1},
+    {"GOMP_parallel_sections", 1},
+    {"GOMP_parallel_loop_static", 1},
+    {"GOMP_parallel_loop_dynamic", 1},
+    {"GOMP_parallel_loop_guided", 1},
+    {"GOMP_parallel_loop_runtime", 1},
+    {"GOMP_parallel_loop_nonmonotonic_dynamic", 1},
+    {"GOMP_parallel_loop_nonmonotonic_guided", 1},
+    {"GOMP_parallel_loop_nonmonotonic_runtime", 1},
+    {"GOMP_parallel_loop_maybe_nonmonotonic_runtime", 1},
+    {"GOMP_teams_reg", 1},
+    {"__kmpc_fork_call", 0},
+    {"__kmpc_fork_call_if", 0},
+    {"__kmpc_fork_teams", 0},
+};
+#define PB_FORK_FNS ((int)(sizeof pb_fork_fns / sizeof pb_fork_fns[0]))
+
+/* index in pb_fork_fns of the function named `sym` (a symbol, maybe with an @version
+ * suffix), or -1 */
+static int pb_fork_lookup(const char *sym)
+{
+    for (int k = 0; k < PB_FORK_FNS; k++) {
+        const char *a = pb_fork_fns[k].name, *b = sym;
+        while (*a && *a == *b)
+            a++, b++;
+        if (!*a && (!*b || *b == '@'))
+            return k;
+    }
+    return -1;
+}
+
+/* the fork calls a thread is inside, innermost last (deeper ones are not followed) */
+#define PB_FORK_DEPTH 64
+typedef struct pb_forks {
+    uint64_t sp[PB_FORK_DEPTH];    /* stack pointer at the call's first instruction */
+    unsigned char par[PB_FORK_DEPTH]; /* whether it opened a parallel region */
+    uint32_t n;
+} pb_forks;
+
+/* The thread enters fork call k with stack pointer sp and third argument arg3.
+ * Returns the number of parallel regions it opens (0 or 1). */
+static int pb_fork_enter(pb_forks *f, int k, uint64_t sp, uint64_t arg3)
+{
+    if ((f->n && f->sp[f->n - 1] == sp) || f->n == PB_FORK_DEPTH)
+        return 0; /* the same call under another name (a stub), or too deep */
+    int par = !(pb_fork_fns[k].team_arg && (uint32_t)arg3 == 1);
+    f->sp[f->n] = sp;
+    f->par[f->n] = (unsigned char)par;
+    f->n++;
+    return par;
+}
+
+/* The thread's stack pointer is sp: the fork calls whose frames are gone have returned
+ * (or were left by a longjmp).  Returns the number of parallel regions that closed. */
+static int pb_fork_leave(pb_forks *f, uint64_t sp)
+{
+    int closed = 0;
+    while (f->n && sp > f->sp[f->n - 1])
+        closed += f->par[--f->n];
+    return closed;
+}
+
+/* pb_fork_leave has something to do once the stack pointer is above this */
+static uint64_t pb_fork_watch(const pb_forks *f)
+{
+    return f->n ? f->sp[f->n - 1] : ~UINT64_C(0);
+}
+
+#endif /* PB_FORK_CALLS */
+
 /* ------------------------------------------------------------------ merge and weigh */
 
 typedef struct pb_rec {
@@ -280,6 +392,8 @@ typedef struct pb_result {
     const char *tracer;      /* "tsan", "valgrind", "pin" */
     const char *thread_ids;  /* how thread ids were obtained */
     int weight;              /* PB_WEIGHT_* */
+    int count;               /* PB_COUNT_* */
+    const char *parallel;    /* how this tracer tells the accesses inside parallel regions */
     int line_shift;          /* log2 line bytes */
     uint64_t threads;        /* matrix size N (filled in) */
     uint64_t accesses;       /* total counted accesses (filled in) */
@@ -496,10 +610,15 @@ static int pb_finish(pb_tbl *tables, uint64_t min_threads, pb_result *res, const
     if (pb_out_open(o, json, tmp, sizeof tmp) == 0) {
         pb_puts(o, "{\n  \"tracer\": ");
         pb_putjs(o, res->tracer);
-        pb_puts(o, ",\n  \"weight\": ");
-        pb_putjs(o, pb_weight_names[res->weight]);
-        pb_puts(o, ",\n  \"weight_definition\": ");
+        pb_puts(o, ",\n  \"weight\": \"");
+        pb_puts(o, res->count == PB_COUNT_PARALLEL ? PB_PARALLEL_PREFIX : "");
+        pb_puts(o, pb_weight_names[res->weight]);
+        pb_puts(o, "\",\n  \"weight_definition\": ");
         pb_putjs(o, pb_weight_defs[res->weight]);
+        pb_puts(o, ",\n  \"count\": ");
+        pb_putjs(o, pb_count_names[res->count]);
+        pb_puts(o, ",\n  \"count_definition\": ");
+        pb_putjs(o, res->count == PB_COUNT_PARALLEL ? res->parallel : pb_count_all_def);
         pb_puts(o, ",\n  \"line_bytes\": ");
         pb_putu(o, UINT64_C(1) << res->line_shift);
         pb_puts(o, ",\n  \"threads\": ");

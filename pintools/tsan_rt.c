@@ -8,9 +8,14 @@
  * counts its accesses per (cache line, OpenMP thread) and writes the N x N
  * sharing matrix when it exits.
  *
- * - Thread id: omp_get_thread_num() at every instrumented function entry (the
- *   outlined body of a parallel region or task always is one), cached per OS
- *   thread; code before the first entry asks once.
+ * - Thread id and whether the thread is inside an active parallel region:
+ *   omp_get_thread_num() and omp_in_parallel() at every instrumented function entry
+ *   (the outlined body of a parallel region or task always is one), cached per OS
+ *   thread; code before the first entry asks once.  A function's exit gives its
+ *   caller back the state the caller had when the function changed it (so the
+ *   serial code after a parallel region in the same function is serial again).
+ * - What counts: with the parallel-* weights (the default) only the accesses made
+ *   while omp_in_parallel() holds; with common, min and events every access.
  * - Counting: per (OS thread, OpenMP thread) open-addressing hash tables
  *   (pb_core.h), no locks or shared writes on the access path, so the threads keep
  *   running in parallel; merged at exit.
@@ -19,7 +24,8 @@
  * - Options come from the environment (read once, at the first call):
  *     PINBENCH_TRACE_OUT      matrix CSV path; unset: nothing is traced or written
  *     PINBENCH_TRACE_JSON     sidecar path (default: OUT with its extension -> .json)
- *     PINBENCH_TRACE_WEIGHT   common (default) | min | events
+ *     PINBENCH_TRACE_WEIGHT   parallel-common (default) | parallel-min | parallel-events |
+ *                             common | min | events
  *     PINBENCH_TRACE_LINE     line size in bytes, power of two 8..4096 (default 64)
  *     PINBENCH_TRACE_THREADS  least matrix size N (default: highest thread id + 1)
  *     PINBENCH_TRACE_RAW      optional path for "line,thread,count" records
@@ -86,6 +92,7 @@ PB_EXPORT const char pinbench_tsan_runtime[] = "pinbench-tsan-runtime 1";
 
 /* the OpenMP runtime, if the program has one (gcc: libgomp, clang: libomp) */
 extern int omp_get_thread_num(void) __attribute__((weak));
+extern int omp_in_parallel(void) __attribute__((weak));
 
 /* ------------------------------------------------------------------ state */
 
@@ -93,6 +100,7 @@ static int pb_state;        /* 0: not initialised, 3: being initialised, 1: trac
 static int pb_shift = 6;    /* log2 line bytes */
 static int pb_events;       /* weight == events: keep the sharer shadow */
 static int pb_weight;
+static int pb_count = PB_COUNT_PARALLEL;
 static uint64_t pb_min_threads;
 static const char *pb_out, *pb_raw;
 static char pb_json[4096];
@@ -101,18 +109,36 @@ static pid_t pb_pid;
 static pb_tbl *pb_tables;   /* every table of the process (pushed with CAS) */
 
 /* pb_cur: the table of (this OS thread, its current OpenMP thread id), the one the
- * access path uses; it stays NULL when tracing is off and with weight=events, so
- * that those cases take the slow path, which uses pb_mine_cur. */
+ * access path uses; it stays NULL when tracing is off, while the accesses do not
+ * count and with weight=events, so that those cases take the slow path, which uses
+ * pb_mine_cur (NULL when the accesses do not count). */
 static PB_TLS pb_tbl *pb_cur;
 static PB_TLS pb_tbl *pb_mine_cur;
 /* pb_cur->ent and pb_cur->shift, copied here to save a load on the access path; when
  * pb_cur is NULL they name pb_nowhere, whose two empty entries never match, so the
- * access path needs no test of its own */
+ * access path needs no test of its own to take the slow path.  A shift of
+ * PB_NOT_COUNTED (no table has 2^64 entries) says that the thread's accesses are known
+ * not to count (tracing off, or outside parallel regions with the parallel-* weights):
+ * the access path returns at once. */
+#define PB_NOT_COUNTED 0
 static pb_ent pb_nowhere[2];
 static PB_TLS pb_ent *pb_fast_ent = pb_nowhere;
 static PB_TLS int pb_fast_shift = 63;
-static PB_TLS int pb_cur_tid = -1;      /* the OpenMP thread id they belong to */
+/* The thread's state as of its last instrumented function entry or exit:
+ * PB_STATE(OpenMP thread id, whether its accesses count), or PB_UNKNOWN (ask at the
+ * next access). */
+#define PB_STATE(tid, counts) ((tid) * 2 + (counts))
+#define PB_UNKNOWN (-1)
+static PB_TLS int pb_cur_state = PB_UNKNOWN;
 static PB_TLS pb_tbl **pb_mine;         /* this OS thread's tables by thread id */
+/* instrumented call depth, and the states to give back at the exit of the functions
+ * whose entry changed the state (innermost last; deeper changes are not given back) */
+#define PB_SAVED_MAX 64
+static PB_TLS int pb_depth;
+static PB_TLS int pb_nsaved;
+static PB_TLS struct {
+    int depth, state;
+} pb_saved[PB_SAVED_MAX];
 
 /* events: two-level shadow, 4 bytes per line, leaves of 2^20 lines made on demand */
 #define PB_LEAF_BITS 20
@@ -172,9 +198,9 @@ static void pb_init_once(void)
 {
     const char *v;
     if ((v = getenv("PINBENCH_TRACE_WEIGHT")) && *v) {
-        pb_weight = pb_parse_weight(v);
+        pb_weight = pb_parse_weight(v, &pb_count);
         if (pb_weight < 0)
-            pb_die("PINBENCH_TRACE_WEIGHT must be common, min or events, not", v);
+            pb_die("PINBENCH_TRACE_WEIGHT must be " PB_WEIGHT_CHOICES ", not", v);
     }
     if ((v = getenv("PINBENCH_TRACE_LINE")) && *v) {
         pb_shift = pb_parse_line(v);
@@ -224,19 +250,19 @@ static void pb_init_once(void)
     __atomic_store_n(&pb_state, 1, __ATOMIC_RELEASE);
 }
 
-/* this OS thread now runs as OpenMP thread `tid`: its table (made on demand) */
-static __attribute__((noinline)) pb_tbl *pb_switch(int tid)
+/* this OS thread is now in `state`: the table its accesses go to (made on demand),
+ * NULL when they do not count (or the state is unknown) */
+static __attribute__((noinline)) pb_tbl *pb_switch(int state)
 {
     if (PB_UNLIKELY(pb_state != 1 && pb_state != 2))
         pb_init();
-    pb_cur_tid = tid;
-    if (pb_state != 1) {
+    pb_cur_state = state;
+    if (pb_state != 1 || state == PB_UNKNOWN || !(state & 1)) {
         pb_fast_ent = pb_nowhere;
-        pb_fast_shift = 63;
+        pb_fast_shift = state == PB_UNKNOWN ? 63 : PB_NOT_COUNTED;
         return pb_cur = pb_mine_cur = NULL;
     }
-    if (tid < 0)
-        tid = 0;
+    int tid = state >> 1;
     if (tid >= PB_MAX_THREADS)
         tid = PB_MAX_THREADS - 1;
     if (!pb_mine)
@@ -260,9 +286,20 @@ static __attribute__((noinline)) pb_tbl *pb_switch(int tid)
     return t;
 }
 
-static inline int pb_omp_tid(void)
+/* the state of this thread by the OpenMP runtime (a program without one: thread 0,
+ * never inside a parallel region) */
+static inline int pb_omp_state(void)
 {
-    return omp_get_thread_num ? omp_get_thread_num() : 0;
+    int tid = omp_get_thread_num ? omp_get_thread_num() : 0;
+    return PB_STATE(tid, pb_count == PB_COUNT_ALL || (omp_in_parallel && omp_in_parallel()));
+}
+
+/* the table this thread's accesses go to now, NULL when they do not count */
+static inline pb_tbl *pb_table_now(void)
+{
+    if (pb_mine_cur || pb_state == 2 || pb_cur_state != PB_UNKNOWN)
+        return pb_mine_cur;
+    return pb_switch(pb_omp_state());
 }
 
 static __attribute__((noinline)) uint32_t *pb_leaf(uint64_t hi)
@@ -305,26 +342,23 @@ static __attribute__((noinline)) void pb_count_slow(pb_tbl *t, uint64_t line)
     }
 }
 
-/* the access path missed: another page of the table, or no table in use (not yet
- * attached, tracing off, weight=events) */
+/* the access path missed: another page of the table, or no table in use (state not
+ * yet known, tracing off, accesses that do not count, weight=events) */
 static __attribute__((noinline)) void pb_miss(uint64_t line)
 {
     pb_tbl *t = pb_cur;
-    if (PB_LIKELY(t != NULL)) {
+    if (PB_LIKELY(t != NULL) || (t = pb_table_now()) != NULL)
         pb_count_slow(t, line);
-        return;
-    }
-    t = pb_mine_cur;
-    if (!t && (pb_state == 2 || !(t = pb_switch(pb_omp_tid()))))
-        return;
-    pb_count_slow(t, line);
 }
 
 /* the access path of one line: a hit at the first probe of the current table */
 static inline __attribute__((always_inline)) void pb_line(uint64_t line)
 {
+    int shift = pb_fast_shift;
+    if (PB_UNLIKELY(shift == PB_NOT_COUNTED))
+        return;
     uint64_t key = (line >> PB_PAGE_BITS) + 1;
-    pb_ent *e = &pb_fast_ent[PB_HASH(key, pb_fast_shift)];
+    pb_ent *e = &pb_fast_ent[PB_HASH(key, shift)];
     if (PB_LIKELY(e->key == key)) {
         e->val[line & (PB_PAGE_LINES - 1)]++;
         return;
@@ -336,13 +370,9 @@ static inline __attribute__((always_inline)) void pb_line(uint64_t line)
  * of every access when pb_cur is NULL */
 static __attribute__((noinline)) void pb_acc_range(uintptr_t a, size_t size)
 {
-    if (!size)
+    pb_tbl *t = pb_table_now();
+    if (!size || !t)
         return;
-    pb_tbl *t = pb_mine_cur;
-    if (!t) {
-        if (pb_state == 2 || !(t = pb_switch(pb_omp_tid())))
-            return;
-    }
     uint64_t first = a >> pb_shift, last = (a + size - 1) >> pb_shift;
     for (uint64_t l = first; l <= last; l++)
         if (pb_cur)
@@ -381,6 +411,9 @@ static void pb_atexit(void)
     res.tracer = "tsan";
     res.thread_ids = "omp_get_thread_num() at instrumented function entry";
     res.weight = pb_weight;
+    res.count = pb_count;
+    res.parallel = ("accesses made while omp_in_parallel() held, as of the last instrumented "
+                    "function entry (a function's exit restores its caller's state)");
     res.line_shift = pb_shift;
     pb_tbl *tables = __atomic_load_n(&pb_tables, __ATOMIC_ACQUIRE);
     if (pb_finish(tables, pb_min_threads, &res, pb_out, pb_json, pb_raw, pb_now_ns,
@@ -396,15 +429,38 @@ static void pb_atexit(void)
 
 PB_EXPORT void __tsan_init(void) { pb_init(); }
 
+/* the state changes at a function entry: keep the caller's for the function's exit */
+static __attribute__((noinline)) void pb_enter(int state)
+{
+    if (pb_nsaved < PB_SAVED_MAX) {
+        pb_saved[pb_nsaved].depth = pb_depth;
+        pb_saved[pb_nsaved].state = pb_cur_state;
+        pb_nsaved++;
+    }
+    pb_switch(state);
+}
+
+/* the function whose entry changed the state returns: give its caller's back */
+static __attribute__((noinline)) void pb_leave(void)
+{
+    pb_switch(pb_saved[--pb_nsaved].state);
+}
+
 PB_EXPORT void __tsan_func_entry(void *pc)
 {
     (void)pc;
-    int tid = pb_omp_tid();
-    if (PB_UNLIKELY(tid != pb_cur_tid))
-        pb_switch(tid);
+    int state = pb_omp_state();
+    pb_depth++;
+    if (PB_UNLIKELY(state != pb_cur_state))
+        pb_enter(state);
 }
 
-PB_EXPORT void __tsan_func_exit(void) {}
+PB_EXPORT void __tsan_func_exit(void)
+{
+    if (PB_UNLIKELY(pb_nsaved && pb_saved[pb_nsaved - 1].depth == pb_depth))
+        pb_leave();
+    pb_depth--;
+}
 PB_EXPORT void __tsan_ignore_thread_begin(void) {}
 PB_EXPORT void __tsan_ignore_thread_end(void) {}
 

@@ -12,10 +12,19 @@
  * main thread is 0): the OpenMP thread number of the first team for libgomp and
  * libomp, whose worker threads start in order and live until the end.
  *
+ * With the parallel-* weights (the default) an access counts only while a parallel
+ * region is open: from the first instruction of one of the OpenMP runtime's fork calls
+ * (pb_fork_fns: GOMP_parallel*, __kmpc_fork_call, ...; found by the entry addresses of
+ * the debug info) until its caller's stack pointer is back above its value there,
+ * which a guarded check at the start of every superblock notices.  While any thread
+ * is inside one, every thread's accesses count (the workers only run team work then);
+ * fork calls whose team was asked to be of one thread open no region.
+ *
  * Options (command line, else the environment variable, else the default):
  *   --out=PATH          PINBENCH_TRACE_OUT      matrix CSV (required)
  *   --json=PATH         PINBENCH_TRACE_JSON     sidecar (OUT with extension .json)
- *   --weight=W          PINBENCH_TRACE_WEIGHT   common | min | events
+ *   --weight=W          PINBENCH_TRACE_WEIGHT   [parallel-]common | [parallel-]min |
+ *                                               [parallel-]events (parallel-common)
  *   --line-bytes=B      PINBENCH_TRACE_LINE     power of two 8..4096 (64)
  *   --threads=N         PINBENCH_TRACE_THREADS  least matrix size
  *   --raw=PATH          PINBENCH_TRACE_RAW      "line,thread,count" records
@@ -24,7 +33,11 @@
  * /usr/include/valgrind, libcoregrind and libvex in /usr/lib/x86_64-linux-gnu/valgrind);
  * affinity/trace/build.py has the exact command lines and makes VALGRIND_LIB.
  */
+#include <stddef.h> /* offsetof (the compiler's header) */
+
+#include "libvex_guest_amd64.h"
 #include "pub_tool_basics.h"
+#include "pub_tool_debuginfo.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
@@ -80,23 +93,31 @@ static Int pb_close(Int fd)
 #define PB_CLOSE(f) pb_close(f)
 #define PB_RENAME(a, b) VG_(rename)((a), (b))
 
+#define PB_FORK_CALLS
 #include "pb_core.h"
 
 /* ------------------------------------------------------------------ options and state */
 
 static const HChar *clo_out, *clo_json, *clo_weight, *clo_line, *clo_threads, *clo_raw;
 
-static int pb_weight, pb_shift = 6;
+static int pb_weight = PB_WEIGHT_COMMON, pb_count = PB_COUNT_PARALLEL, pb_shift = 6;
 static uint64_t pb_min_threads;
 static HChar pb_json[4096];
 static uint64_t pb_start_ns;
 static Int pb_pid;
 
-static pb_tbl **pb_by_tid;  /* tables by Valgrind ThreadId */
-static uint32_t pb_ntid;    /* size of pb_by_tid */
-static pb_tbl *pb_tables;   /* all of them, for pb_finish */
-static pb_tbl *pb_cur;      /* the running thread's */
-static pb_tbl pb_shared;    /* weight=events: per line the two most recent sharers */
+typedef struct pb_thread {
+    pb_tbl *tbl;     /* its counts */
+    pb_forks forks;  /* the fork calls it is inside */
+} pb_thread;
+
+static pb_thread **pb_by_tid; /* by Valgrind ThreadId */
+static uint32_t pb_ntid;      /* size of pb_by_tid */
+static pb_tbl *pb_tables;     /* all tables, for pb_finish */
+static pb_thread *pb_cur;     /* the running thread */
+static pb_tbl pb_shared;      /* weight=events: per line the two most recent sharers */
+static uint64_t pb_regions;   /* parallel regions open now, in all threads */
+static uint64_t pb_watch_sp = ~UINT64_C(0); /* the running thread's pb_fork_watch */
 
 static uint64_t pb_now_ns(void)
 {
@@ -121,7 +142,8 @@ static void pb_print_usage(void)
     VG_(printf)(
         "    --out=PATH            matrix CSV [$PINBENCH_TRACE_OUT]\n"
         "    --json=PATH           JSON sidecar [OUT with extension .json]\n"
-        "    --weight=common|min|events  weight definition [common]\n"
+        "    --weight=W            weight definition, " PB_WEIGHT_CHOICES "\n"
+        "                          [" PB_WEIGHT_DEFAULT "]\n"
         "    --line-bytes=B        cache line size, power of two 8..4096 [64]\n"
         "    --threads=N           least matrix size [highest thread + 1]\n"
         "    --raw=PATH            also write line,thread,count records\n");
@@ -147,8 +169,9 @@ static const HChar *pb_opt(const HChar *clo, const HChar *env)
 static void pb_post_clo_init(void)
 {
     const HChar *v;
-    if ((v = pb_opt(clo_weight, "PINBENCH_TRACE_WEIGHT")) && (pb_weight = pb_parse_weight(v)) < 0)
-        pb_bad("weight (common, min or events)", v);
+    if ((v = pb_opt(clo_weight, "PINBENCH_TRACE_WEIGHT")) &&
+        (pb_weight = pb_parse_weight(v, &pb_count)) < 0)
+        pb_bad("weight (" PB_WEIGHT_CHOICES ")", v);
     if ((v = pb_opt(clo_line, "PINBENCH_TRACE_LINE")) && (pb_shift = pb_parse_line(v)) < 0)
         pb_bad("line size (power of two 8..4096)", v);
     if ((v = pb_opt(clo_threads, "PINBENCH_TRACE_THREADS"))) {
@@ -184,13 +207,13 @@ static void pb_post_clo_init(void)
 
 /* ------------------------------------------------------------------ threads */
 
-static pb_tbl *pb_table_of(ThreadId tid)
+static pb_thread *pb_thread_of(ThreadId tid)
 {
     if (tid >= pb_ntid) {
         uint32_t n = pb_ntid ? pb_ntid : 64;
         while (n <= tid)
             n *= 2;
-        pb_tbl **a = (pb_tbl **)pb_calloc(n * sizeof *a);
+        pb_thread **a = (pb_thread **)pb_calloc(n * sizeof *a);
         for (uint32_t i = 0; i < pb_ntid; i++)
             a[i] = pb_by_tid[i];
         if (pb_by_tid)
@@ -202,13 +225,14 @@ static pb_tbl *pb_table_of(ThreadId tid)
         uint32_t index = tid >= 1 ? tid - 1 : 0;
         if (index >= PB_MAX_THREADS)
             index = PB_MAX_THREADS - 1;
-        pb_tbl *t = (pb_tbl *)pb_calloc(sizeof *t);
+        pb_thread *th = (pb_thread *)pb_calloc(sizeof *th);
+        pb_tbl *t = th->tbl = (pb_tbl *)pb_calloc(sizeof *t);
         pb_tbl_init(t, index, pb_shift, 8);
         if (pb_weight == PB_WEIGHT_EVENTS)
             t->ev = (uint64_t *)pb_calloc(PB_MAX_THREADS * sizeof *t->ev);
         t->next = pb_tables;
         pb_tables = t;
-        pb_by_tid[tid] = t;
+        pb_by_tid[tid] = th;
     }
     return pb_by_tid[tid];
 }
@@ -216,16 +240,81 @@ static pb_tbl *pb_table_of(ThreadId tid)
 static void pb_start_client_code(ThreadId tid, ULong blocks_done)
 {
     (void)blocks_done;
-    pb_cur = pb_table_of(tid);
+    pb_cur = pb_thread_of(tid);
+    pb_watch_sp = pb_fork_watch(&pb_cur->forks);
+}
+
+/* the running thread (client code before the first thread start is not expected) */
+static pb_thread *pb_running(void)
+{
+    return pb_cur ? pb_cur : (pb_cur = pb_thread_of(VG_(get_running_tid)()));
+}
+
+/* a thread that exits inside fork calls leaves them */
+static void pb_thread_exit(ThreadId tid)
+{
+    if (tid < pb_ntid && pb_by_tid[tid])
+        pb_regions -= pb_fork_leave(&pb_by_tid[tid]->forks, ~UINT64_C(0));
+}
+
+/* ------------------------------------------------------------------ parallel regions */
+
+/* the running thread is at the first instruction of fork call k */
+static VG_REGPARM(3) void pb_fork_entered(HWord k, HWord sp, HWord arg3)
+{
+    pb_thread *th = pb_running();
+    pb_regions += pb_fork_enter(&th->forks, (int)k, sp, arg3);
+    pb_watch_sp = pb_fork_watch(&th->forks);
+}
+
+/* the running thread's stack pointer is above pb_watch_sp at a superblock's start */
+static VG_REGPARM(1) void pb_fork_returned(HWord sp)
+{
+    pb_thread *th = pb_running();
+    pb_regions -= pb_fork_leave(&th->forks, sp);
+    pb_watch_sp = pb_fork_watch(&th->forks);
+}
+
+/* at a superblock's start: if SP > pb_watch_sp, call pb_fork_returned(SP) */
+static void pb_add_return_check(IRSB *sb, const VexGuestLayout *layout)
+{
+    IRTemp sp = newIRTemp(sb->tyenv, Ity_I64), watch = newIRTemp(sb->tyenv, Ity_I64);
+    IRTemp above = newIRTemp(sb->tyenv, Ity_I1);
+    addStmtToIRSB(sb, IRStmt_WrTmp(sp, IRExpr_Get(layout->offset_SP, Ity_I64)));
+    addStmtToIRSB(sb, IRStmt_WrTmp(watch, IRExpr_Load(Iend_LE, Ity_I64,
+                                                      mkIRExpr_HWord((HWord)&pb_watch_sp))));
+    addStmtToIRSB(sb, IRStmt_WrTmp(above, IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(watch),
+                                                       IRExpr_RdTmp(sp))));
+    IRDirty *di = unsafeIRDirty_0_N(1, "pb_fork_returned", VG_(fnptr_to_fnentry)(pb_fork_returned),
+                                    mkIRExprVec_1(IRExpr_RdTmp(sp)));
+    di->guard = IRExpr_RdTmp(above);
+    addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+/* before the instruction at `addr`: if it is the entry of a fork call, pb_fork_entered */
+static void pb_add_entry_hook(IRSB *sb, const VexGuestLayout *layout, Addr addr)
+{
+    const HChar *name;
+    int k;
+    if (!VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), addr, &name) ||
+        (k = pb_fork_lookup(name)) < 0)
+        return;
+    IRTemp sp = newIRTemp(sb->tyenv, Ity_I64), arg3 = newIRTemp(sb->tyenv, Ity_I64);
+    addStmtToIRSB(sb, IRStmt_WrTmp(sp, IRExpr_Get(layout->offset_SP, Ity_I64)));
+    addStmtToIRSB(sb, IRStmt_WrTmp(arg3, IRExpr_Get((Int)offsetof(VexGuestAMD64State, guest_RDX),
+                                                    Ity_I64)));
+    IRExpr **args = mkIRExprVec_3(mkIRExpr_HWord((HWord)k), IRExpr_RdTmp(sp), IRExpr_RdTmp(arg3));
+    addStmtToIRSB(sb, IRStmt_Dirty(unsafeIRDirty_0_N(
+                          3, "pb_fork_entered", VG_(fnptr_to_fnentry)(pb_fork_entered), args)));
 }
 
 /* ------------------------------------------------------------------ the access path */
 
 static VG_REGPARM(2) void pb_access(Addr a, SizeT size)
 {
-    pb_tbl *t = pb_cur;
-    if (!t) /* client code before the first thread start (not expected) */
-        t = pb_cur = pb_table_of(VG_(get_running_tid)());
+    if (pb_count == PB_COUNT_PARALLEL && !pb_regions)
+        return;
+    pb_tbl *t = pb_running()->tbl;
     uint64_t line = a >> pb_shift, last = (a + (size ? size : 1) - 1) >> pb_shift;
     for (;; line++) {
         if (pb_weight == PB_WEIGHT_EVENTS) {
@@ -251,17 +340,28 @@ static IRSB *pb_instrument(VgCallbackClosure *closure, IRSB *sbIn, const VexGues
                            const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
                            IRType gWordTy, IRType hWordTy)
 {
-    (void)closure, (void)layout, (void)vge, (void)archinfo_host;
+    (void)closure, (void)vge, (void)archinfo_host;
     if (gWordTy != hWordTy)
         VG_(tool_panic)("host/guest word size mismatch");
     IRTypeEnv *tyenv = sbIn->tyenv;
     IRSB *sbOut = deepCopyIRSBExceptStmts(sbIn);
+    Bool first = True;
     for (Int i = 0; i < sbIn->stmts_used; i++) {
         IRStmt *st = sbIn->stmts[i];
         if (!st || st->tag == Ist_NoOp)
             continue;
         IRStmt *after = NULL; /* a call to add after the statement (SC) */
         switch (st->tag) {
+        case Ist_IMark:
+            if (pb_count == PB_COUNT_PARALLEL) {
+                addStmtToIRSB(sbOut, st);
+                if (first)
+                    pb_add_return_check(sbOut, layout);
+                pb_add_entry_hook(sbOut, layout, st->Ist.IMark.addr);
+                first = False;
+                continue;
+            }
+            break;
         case Ist_WrTmp: {
             IRExpr *data = st->Ist.WrTmp.data;
             if (data->tag == Iex_Load)
@@ -339,6 +439,9 @@ static void pb_fini(Int exitcode)
     res.tracer = "valgrind";
     res.thread_ids = "Valgrind thread creation order (main thread 0)";
     res.weight = pb_weight;
+    res.count = pb_count;
+    res.parallel = ("accesses made while a thread was inside an OpenMP fork call "
+                    "(GOMP_parallel*, __kmpc_fork_call, ...) not asked for a team of one");
     res.line_shift = pb_shift;
     if (pb_finish(pb_tables, pb_min_threads, &res, clo_out, pb_json, clo_raw, pb_now_ns,
                   pb_start_ns) != 0)
@@ -357,6 +460,7 @@ static void pb_pre_clo_init(void)
     VG_(needs_command_line_options)(pb_process_cmd_line_option, pb_print_usage,
                                     pb_print_debug_usage);
     VG_(track_start_client_code)(pb_start_client_code);
+    VG_(track_pre_thread_ll_exit)(pb_thread_exit);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(pb_pre_clo_init)

@@ -1,16 +1,23 @@
 """The cache-line sharing tracers (affinity/trace/, pintools/).
 
 - The bundled benchmarks with planted sharing, traced by the tsan runtime (gcc and
-  clang builds) and by the Valgrind tool: more than 99% of the weight falls inside the
-  planted groups, and the tracers find the same groups.  Planted structure:
+  clang builds) and by the Valgrind tool, under every weight (over every access, and
+  over the accesses inside parallel regions only): more than 99% of the weight falls
+  inside the planted groups, and the tracers find the same groups.  Planted structure:
     pairs       {i, i+N/2};
     quads       {g, g+Q, g+2Q, g+3Q}, Q = ceil(N/4);
     falseshare  the threads whose counters share a line: {0..7}, {8..15}, ... (all
-                pairs for N <= 8), plus thread 0 with everyone (it zeroes and sums all
-                counters serially);
+                pairs for N <= 8), plus thread 0 with everyone (counting every access:
+                it zeroes and sums all counters serially);
     triad       no sharing between the workers' blocks except at block boundaries
-                (neighbours i, i+1), plus thread 0 with everyone: its serial validation
-                pass reads all of a[] after the kernel.
+                (neighbours i, i+1), plus thread 0 with everyone (counting every access:
+                its serial validation pass reads all of a[] after the kernel).
+- Serial phases (tests/data/serial_init.c: serial initialisation, a serial pass between
+  the parallel Jacobi sweeps): counting every access, they make a star around thread 0;
+  the default rule (accesses inside parallel regions only) recovers the nearest
+  neighbours, and the graph strategies then place them together.
+- Which accesses the parallel-* weights count, on a hand-checkable case
+  (tests/data/count_rule.c).
 - C++ and Fortran test programs with planted pairs (tests/data), traced by the tsan
   runtime (g++, clang++, gfortran; Fortran with clang is skipped: no flang here).
 - The Valgrind tool against lackey's memory trace on a tiny input.
@@ -32,10 +39,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
+from conftest import preset
 
 from affinity.graph.matrix import read_matrix
+from affinity.place import registry
+from affinity.place.record import make_placement
+from affinity.topology import load
 from affinity.trace import build as tb
-from affinity.trace.run import trace
+from affinity.trace.run import DEFAULT_WEIGHT, WEIGHT_DEFINITIONS, trace
+from affinity.workflow.campaign import load_campaign
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -62,9 +75,11 @@ needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="va
 
 # ------------------------------------------------------------------------------ helpers
 
-def planted_mask(bench: str, n: int) -> np.ndarray:
-    """Pairs of threads that share on purpose (see the module docstring)."""
+def planted_mask(bench: str, n: int, count: str = "all") -> np.ndarray:
+    """Pairs of threads that share on purpose (see the module docstring), counting
+    every access (``count`` "all") or only those inside parallel regions ("parallel")."""
     mask = np.zeros((n, n), dtype=bool)
+    serial_star = count == "all"
     if bench == "pairs":
         h = n // 2
         groups = [[i, i + h] for i in range(h)]
@@ -73,10 +88,10 @@ def planted_mask(bench: str, n: int) -> np.ndarray:
         groups = [list(range(g, n, q)) for g in range(q)]
     elif bench == "falseshare":
         groups = [list(range(s, min(s + 8, n))) for s in range(0, n, 8)]
-        mask[0, :] = mask[:, 0] = True
+        mask[0, :] = mask[:, 0] = serial_star
     elif bench == "triad":
         groups = [[i, i + 1] for i in range(n - 1)]
-        mask[0, :] = mask[:, 0] = True
+        mask[0, :] = mask[:, 0] = serial_star
     else:
         raise ValueError(bench)
     for group in groups:
@@ -85,6 +100,18 @@ def planted_mask(bench: str, n: int) -> np.ndarray:
                 mask[i, j] = True
     np.fill_diagonal(mask, False)
     return mask
+
+
+def assert_planted(bench: str, matrix: np.ndarray, side: dict) -> None:
+    """More than 99% of the weight inside the planted groups.  For triad inside parallel
+    regions, no sharing at all: the weight is below 1% of the accesses (every line shared
+    by two threads would give about twice the accesses; what is left is the region's
+    shared variables on the master's stack and, under Valgrind, the runtime's barriers;
+    counting every access, the serial validation pass makes it 0.08 to 0.55)."""
+    if bench == "triad" and side["count"] == "parallel":
+        assert matrix.sum() < 0.01 * side["accesses"], (matrix, side["accesses"])
+    else:
+        assert inside(matrix, planted_mask(bench, len(matrix), side["count"])) > 0.99
 
 
 def star(n: int) -> np.ndarray:
@@ -165,6 +192,18 @@ def build_traced(source: Path, out: Path, compiler: str, extra: tuple[str, ...] 
     return out
 
 
+def link_with_runtime(source: Path, out: Path) -> Path:
+    """A plain OpenMP build (no instrumentation: the program calls the ABI itself), linked
+    with the runtime."""
+    _, ldflags = flags()
+    obj = out.with_suffix(".o")
+    for cmd in (["gcc", "-O2", "-fopenmp", "-c", str(source), "-o", str(obj)],
+                ["gcc", str(obj), *ldflags, "-o", str(out)]):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    return out
+
+
 def build_native(source: Path, out: Path, compiler: str) -> Path:
     proc = subprocess.run([compiler, "-O2", "-fopenmp", str(source), "-o", str(out), "-lm"],
                           capture_output=True, text=True)
@@ -208,34 +247,42 @@ def traced(bins, tmp_path_factory):
 
 # ------------------------------------------------------------------------------ planted structure
 
+def counted(weight: str) -> str:
+    """The sidecar's ``count`` of a weight name."""
+    return "parallel" if weight.startswith("parallel-") else "all"
+
+
 @pytest.mark.parametrize("bench", list(TSAN_INPUTS))
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
-@pytest.mark.parametrize("weight", ["common", "min", "events"])
+@pytest.mark.parametrize("weight", WEIGHT_DEFINITIONS)
 def test_tsan_recovers_planted_sharing(traced, bench, cc, weight):
     matrix, side = traced("tsan", cc, bench, weight)
     n = TSAN_INPUTS[bench][0]
     assert matrix.shape == (n, n)
     assert side["tracer"] == "tsan" and side["weight"] == weight and side["threads"] == n
+    assert side["count"] == counted(weight) and side["count_definition"]
     assert side["line_bytes"] == 64 and side["shared_lines"] > 0 and side["accesses"] > 0
-    assert inside(matrix, planted_mask(bench, n)) > 0.99
+    assert_planted(bench, matrix, side)
 
 
 @needs_valgrind
 @pytest.mark.parametrize("bench", list(VALGRIND_INPUTS))
-@pytest.mark.parametrize("weight", ["common", "min", "events"])
+@pytest.mark.parametrize("weight", WEIGHT_DEFINITIONS)
 def test_valgrind_recovers_planted_sharing(traced, bench, weight):
     matrix, side = traced("valgrind", "gcc", bench, weight)
     n = VALGRIND_INPUTS[bench][0]
     assert matrix.shape == (n, n) and side["tracer"] == "valgrind"
-    assert inside(matrix, planted_mask(bench, n)) > 0.99
+    assert side["weight"] == weight and side["count"] == counted(weight)
+    assert_planted(bench, matrix, side)
 
 
 @needs_valgrind
 def test_valgrind_on_a_clang_binary(bins, tmp_path):
-    """libomp under Valgrind: the runtime's own start-up work (thread 0's lines that each
-    worker touches a few times), the progress counters thread 0 initialises and clang's
-    by-reference captures (the master's stack line, read at every word of the job set-up)
-    weigh more than with libgomp; the pairs still carry > 97% of the weight."""
+    """libomp under Valgrind, default weight: the runtime's own work inside the regions and
+    clang's by-reference captures (the master's stack line, read at every word of the job
+    set-up) weigh more than with libgomp; the pairs still carry > 97% of the weight (99.5%;
+    98.7% counting every access, which adds the runtime's start-up lines and the progress
+    counters thread 0 initialises)."""
     csv = tmp_path / "m.csv"
     trace([str(bins["native", "clang", "pairs"]), "kib=256", "jobs=2", "rounds=300"], 4, csv,
              "valgrind", stdout=subprocess.DEVNULL)
@@ -245,21 +292,26 @@ def test_valgrind_on_a_clang_binary(bins, tmp_path):
 
 
 @needs_valgrind
-@pytest.mark.parametrize("bench", list(TSAN_INPUTS))
-def test_tracers_agree_on_the_structure(traced, bench):
+@pytest.mark.parametrize("bench, weight", [
+    *((bench, "common") for bench in TSAN_INPUTS),
+    # triad has no sharing inside parallel regions: no structure to agree on
+    *((bench, DEFAULT_WEIGHT) for bench in TSAN_INPUTS if bench != "triad")])
+def test_tracers_agree_on_the_structure(traced, bench, weight):
     """Same heavy pairs (> 1% of the weight) from tsan (gcc and clang builds) and Valgrind."""
-    found = {name: significant_pairs(traced(*name, bench)[0])
+    found = {name: significant_pairs(traced(*name, bench, weight)[0])
              for name in (("tsan", "gcc"), ("tsan", "clang"), ("valgrind", "gcc"))}
     assert len(set(map(frozenset, found.values()))) == 1, found
-    a = traced("tsan", "gcc", bench)[0]
-    b = traced("valgrind", "gcc", bench)[0]
+    a = traced("tsan", "gcc", bench, weight)[0]
+    b = traced("valgrind", "gcc", bench, weight)[0]
     cosine = (a * b).sum() / np.sqrt((a * a).sum() * (b * b).sum())
     assert cosine > 0.99
 
 
 def test_falseshare_lines_and_control(bins, tmp_path):
     """10 threads: counters 0-7 share a line, 8-9 the next; stride=8: no false sharing,
-    only thread 0 (which zeroes and sums the counters) shares with each thread."""
+    only thread 0 (which zeroes and sums the counters serially) shares with each thread,
+    and inside parallel regions nobody shares (the region's shared variables on the
+    master's stack only: below 1e-3 of the accesses, against 1.5 counting every access)."""
     csv = tmp_path / "fs.csv"
     trace([str(bins["tsan", "gcc", "falseshare"]), "incs=1000000"], 10, csv, "tsan", "min",
              stdout=subprocess.DEVNULL)
@@ -271,6 +323,84 @@ def test_falseshare_lines_and_control(bins, tmp_path):
     matrix = read_matrix(csv)
     assert matrix[1:, 1:].max() < 1e-3 * matrix.sum()
     assert inside(matrix, star(4)) > 0.99
+    side = trace([str(bins["tsan", "gcc", "falseshare"]), "incs=1000000", "stride=8"], 4, csv,
+                 stdout=subprocess.DEVNULL)
+    assert side["weight"] == DEFAULT_WEIGHT
+    assert 0 < read_matrix(csv).sum() < 1e-3 * side["accesses"]
+
+
+# ------------------------------------------------------------------------------ serial phases
+
+#: tests/data/serial_init.c: n=510 (rows of 512 doubles), 10 sweeps; 8 threads, as many as
+#: the Core2 preset has cores
+SERIAL_INIT = (8, ["510", "10"])
+
+
+def neighbour_share(matrix: np.ndarray) -> float:
+    """Fraction of the weight on the pairs |i - j| = 1."""
+    n = len(matrix)
+    mask = np.abs(np.subtract.outer(np.arange(n), np.arange(n))) == 1
+    return inside(matrix, mask)
+
+
+@pytest.fixture(scope="session")
+def serial_init(tmp_path_factory):
+    """Trace serial_init.c once per (tracer, cc, weight): -> (W, sidecar)."""
+    out = tmp_path_factory.mktemp("serial-init")
+    made = {("tsan", cc): build_traced(DATA / "serial_init.c", out / f"tsan-{cc}", cc)
+            for cc in ("gcc", "clang")}
+    made["valgrind", "gcc"] = build_native(DATA / "serial_init.c", out / "native-gcc", "gcc")
+    cache: dict[tuple, tuple[np.ndarray, dict]] = {}
+
+    def get(tracer: str, cc: str, weight: str):
+        key = (tracer, cc, weight)
+        if key not in cache:
+            n, args = SERIAL_INIT
+            csv = out / ("-".join(key) + ".csv")
+            side = trace([str(made[tracer, cc]), *args], n, csv, tracer, weight,
+                         stdout=subprocess.DEVNULL)
+            cache[key] = (read_matrix(csv), side)
+        return cache[key]
+
+    return get
+
+
+@pytest.mark.parametrize("tracer, cc", [
+    ("tsan", "gcc"), ("tsan", "clang"),
+    pytest.param("valgrind", "gcc", marks=needs_valgrind)])
+def test_serial_phases_swamp_every_access_not_the_parallel_rule(serial_init, tracer, cc):
+    """Counting every access, the pairs with thread 0 carry > 90% of the weight (each
+    worker's block was written by the master); counting the accesses inside parallel
+    regions (the default), the nearest neighbours carry > 90% and are each thread's
+    heaviest partner."""
+    every, _ = serial_init(tracer, cc, "common")
+    assert inside(every, star(len(every))) > 0.9 and neighbour_share(every) < 0.5
+    matrix, side = serial_init(tracer, cc, DEFAULT_WEIGHT)
+    assert side["weight"] == DEFAULT_WEIGHT and side["count"] == "parallel"
+    assert neighbour_share(matrix) > 0.9
+    assert all(abs(int(np.argmax(row)) - i) == 1 for i, row in enumerate(matrix))
+
+
+def test_graph_strategies_place_the_recovered_neighbours_together(serial_init):
+    """Core2 (two sockets of two L2 pairs), 8 threads.  Under the default rule each graph
+    strategy puts neighbours 2k, 2k+1 on the cores of one L2 (the most a chain can get),
+    and all but lp-scatter (which spreads the pairs) threads 0-3 on one socket; J tells
+    scatter from the best placement by a factor > 1.5.  Counting every access, the star
+    around thread 0 swamps J: scatter is within 5% of the best."""
+    topo = load(preset("core2"))
+    n = SERIAL_INIT[0]
+    for weight, spread in (("common", (1.0, 1.05)), (DEFAULT_WEIGHT, (1.5, np.inf))):
+        matrix = serial_init("tsan", "gcc", weight)[0]
+        best = make_placement(topo, "hierarchical", n, matrix=matrix)["J"]
+        scatter = make_placement(topo, "scatter", n, matrix=matrix)["J"]
+        assert spread[0] < scatter / best < spread[1], (weight, scatter, best)
+    matrix = serial_init("tsan", "gcc", DEFAULT_WEIGHT)[0]
+    for strategy in registry.GRAPH:
+        record = make_placement(topo, strategy, n, matrix=matrix)
+        level = record["shared_level"]
+        assert all(level[i][i + 1] == "L2Cache" for i in range(0, n, 2)), (strategy, level)
+        if strategy != "lp-scatter":
+            assert level[1][2] == level[5][6] == "Package", (strategy, level)
 
 
 # ------------------------------------------------------------------------------ C++ and Fortran
@@ -392,15 +522,7 @@ HAND_SEQUENCE = {  # (thread, line) in the order weights.c makes them
 
 @pytest.fixture(scope="module")
 def weights_bin(tmp_path_factory) -> Path:
-    """weights.c: plain OpenMP build (no instrumentation), linked with the runtime."""
-    out = tmp_path_factory.mktemp("weights")
-    _, ldflags = flags()
-    obj = out / "weights.o"
-    for cmd in (["gcc", "-O2", "-fopenmp", "-c", str(DATA / "weights.c"), "-o", str(obj)],
-                ["gcc", str(obj), *ldflags, "-o", str(out / "weights")]):
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-    return out / "weights"
+    return link_with_runtime(DATA / "weights.c", tmp_path_factory.mktemp("weights") / "weights")
 
 
 @pytest.mark.parametrize("line_bytes, weight", list(HAND))
@@ -416,6 +538,33 @@ def test_weights_by_hand(weights_bin, tmp_path, line_bytes, weight):
     assert {line - first: per for line, per in raw.items()} == HAND_COUNTS[line_bytes]
     # the sidecar is JSON, the same path with .json
     assert json.loads(csv.with_suffix(".json").read_text())["weight_definition"]
+
+
+#: tests/data/count_rule.c: the threads that read its line, in order, counting every
+#: access and counting only those inside active parallel regions (see its header comment)
+COUNT_RULE_SEQUENCE = {"all": [0] * 8 + [1] * 2 + [2] * 3 + [0] * 7,
+                       "parallel": [0] + [1] * 2 + [2] * 3}
+
+
+@pytest.fixture(scope="module")
+def count_rule_bin(tmp_path_factory) -> Path:
+    return link_with_runtime(DATA / "count_rule.c",
+                             tmp_path_factory.mktemp("count-rule") / "count_rule")
+
+
+@pytest.mark.parametrize("weight", WEIGHT_DEFINITIONS)
+def test_count_rule_by_hand(count_rule_bin, tmp_path, weight):
+    """Serial code, a region of one thread and the serial code after a region (in the
+    function that ran it) count for common, min, events only; the region's accesses,
+    in a function it calls too, for all."""
+    sequence = COUNT_RULE_SEQUENCE[counted(weight)]
+    kind = weight.removeprefix("parallel-")
+    expected = (events_reference([(t, 0) for t in sequence], 3) if kind == "events"
+                else weights_reference({0: collections.Counter(sequence)}, 3, kind))
+    csv = tmp_path / "c.csv"
+    side = trace([str(count_rule_bin)], 3, csv, "tsan", weight)
+    assert read_matrix(csv).tolist() == expected.tolist()
+    assert side["accesses"] == len(sequence) and side["count"] == counted(weight)
 
 
 @pytest.mark.parametrize("line_bytes", [64, 128])
@@ -500,13 +649,31 @@ def test_failing_program_exits_2_with_one_line(tmp_path):
         "python -m affinity.trace: error: /bin/false exited with status 1 under the valgrind tracer"]
 
 
+@needs_valgrind
+def test_parallel_rule_refuses_a_program_without_parallel_regions(tmp_path):
+    """Nothing counted (no OpenMP fork call seen): one line, status 2, no matrix of zeros
+    passed on; counting every access, the same run gives a matrix."""
+    cmd = [PY, "-m", "affinity.trace", "--tracer", "valgrind", "--threads", "2", "--out",
+           "m.csv", "--", "/bin/true"]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "python -m affinity.trace: error: /bin/true made no access inside an OpenMP parallel "
+        "region that the valgrind tracer recognised; weight 'common' counts every access"]
+    proc = subprocess.run([*cmd[:3], "--weight", "common", *cmd[3:]], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["count"] == "all"
+
+
 def test_runtime_rejects_bad_environment(weights_bin):
     proc = subprocess.run([str(weights_bin)], capture_output=True, text=True,
                           env=dict(os.environ, OMP_NUM_THREADS="3", PINBENCH_TRACE_OUT="/tmp/x.csv",
                                    PINBENCH_TRACE_WEIGHT="max"))
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
-        "pinbench-tsan: PINBENCH_TRACE_WEIGHT must be common, min or events, not max"]
+        "pinbench-tsan: PINBENCH_TRACE_WEIGHT must be [parallel-]common, [parallel-]min or "
+        "[parallel-]events, not max"]
 
 
 def test_runtime_without_output_path_traces_nothing(weights_bin, tmp_path):
@@ -514,6 +681,18 @@ def test_runtime_without_output_path_traces_nothing(weights_bin, tmp_path):
     proc = subprocess.run([str(weights_bin)], cwd=tmp_path, capture_output=True, text=True,
                           env=dict(env, OMP_NUM_THREADS="3"))
     assert proc.returncode == 0 and not list(tmp_path.iterdir())
+
+
+def test_campaigns_trace_with_the_tracers_weights_and_default():
+    """config/schema.yaml's tracing.weight offers exactly the weights trace() takes, and
+    a campaign that names none gets trace()'s default, the parallel-only rule."""
+    config = {"campaign": "c", "machines": {"m": {"topology": "core2"}},
+              "benchmarks": {"b": {"source": "tests/data/spin.c"}}}
+    config, _ = load_campaign(config, ROOT)
+    assert config["tracing"]["weight"] == DEFAULT_WEIGHT == "parallel-common"
+    schema = yaml.safe_load((ROOT / "config" / "schema.yaml").read_text())
+    assert schema["properties"]["tracing"]["properties"]["weight"]["enum"] == list(
+        WEIGHT_DEFINITIONS)
 
 
 def test_build_is_cached():

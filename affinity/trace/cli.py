@@ -1,7 +1,8 @@
 """``python -m affinity.trace`` (or ``pinbench-trace``): trace a program, or print the flags.
 
     python -m affinity.trace --tracer {tsan,valgrind,pin} --threads N --out m.csv \\
-        [--weight common|min|events] [--line-bytes 64] -- PROGRAM ARGS
+        [--weight parallel-common|parallel-min|parallel-events|common|min|events]
+        [--line-bytes 64] -- PROGRAM ARGS
     python -m affinity.trace --print-flags      # CFLAGS=... and LDFLAGS=... (two lines)
 
 Errors (bad usage, a tracer that cannot be built, a failing program) print one line and
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from affinity.trace.build import TRACERS, TraceError, traced_build_flags
-from affinity.trace.run import LINE_BYTES, WEIGHT_DEFINITIONS, trace
+from affinity.trace.run import DEFAULT_WEIGHT, LINE_BYTES, WEIGHT_DEFINITIONS, trace
 
 
 class _UsageError(Exception):
@@ -35,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tracer", choices=TRACERS, default="tsan")
     parser.add_argument("--threads", type=int, help="OpenMP threads (OMP_NUM_THREADS)")
     parser.add_argument("--out", type=Path, help="matrix CSV; the sidecar is the same path .json")
-    parser.add_argument("--weight", choices=WEIGHT_DEFINITIONS, default="common")
+    parser.add_argument("--weight", choices=WEIGHT_DEFINITIONS, default=DEFAULT_WEIGHT,
+                        help="parallel-*: only the accesses inside parallel regions count "
+                             f"(default {DEFAULT_WEIGHT})")
     parser.add_argument("--line-bytes", type=int, default=64)
     parser.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS")
     try:

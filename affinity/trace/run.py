@@ -3,13 +3,16 @@
 The three tracers (:mod:`affinity.trace.build`) write the same output (see
 pintools/README.md): the N x N symmetric matrix as plain CSV
 (:mod:`affinity.graph.matrix`) and a JSON sidecar (same path, ``.json``) with the
-tracer, weight definition, line size, threads, accesses, distinct and shared lines
-and the time taken. Weight definitions: ``common`` (default; for each line touched
-by both i and j, W[i][j] += acc_i + acc_j), ``min`` (sum of minima), ``events``
-(numalize-style sharing events). The runtimes take their options from the
-environment: PINBENCH_TRACE_OUT, PINBENCH_TRACE_JSON, PINBENCH_TRACE_WEIGHT,
-PINBENCH_TRACE_LINE, PINBENCH_TRACE_THREADS, PINBENCH_TRACE_RAW (the Valgrind tool also
-from ``--out=`` etc., the Pin tool from its knobs ``-o`` etc.).
+tracer, weight definition, which accesses were counted, line size, threads, accesses,
+distinct and shared lines and the time taken. Weight definitions: ``common`` (for each
+line touched by both i and j, W[i][j] += acc_i + acc_j), ``min`` (sum of minima),
+``events`` (numalize-style sharing events), each over every access; and the same with
+the prefix ``parallel-`` over the accesses made inside parallel regions only
+(``parallel-common`` is the default; pintools/README.md, "What is counted"). The
+runtimes take their options from the environment: PINBENCH_TRACE_OUT,
+PINBENCH_TRACE_JSON, PINBENCH_TRACE_WEIGHT, PINBENCH_TRACE_LINE, PINBENCH_TRACE_THREADS,
+PINBENCH_TRACE_RAW (the Valgrind tool also from ``--out=`` etc., the Pin tool from its
+knobs ``-o`` etc.).
 
 - ``tsan``: the program must be built with :func:`affinity.trace.build.traced_build_flags`.
   Thread id: ``omp_get_thread_num()`` at function entry; the threads keep running in parallel.
@@ -31,8 +34,13 @@ from affinity.graph.matrix import MatrixError, read_matrix
 from affinity.results.layout import sidecar_path
 from affinity.trace.build import TRACERS, TraceError, build_tracer, pin_root
 
-#: The weight definitions of the matrix (the campaign's ``tracing.weight``).
-WEIGHT_DEFINITIONS = ("common", "min", "events")
+#: The weight definitions (pintools/README.md, "Weights"): each name counts every access,
+#: the name with the prefix ``parallel-`` only those inside parallel regions ("What is
+#: counted").
+WEIGHTS = ("common", "min", "events")
+#: Every weight name (the campaign's ``tracing.weight``), the default first.
+WEIGHT_DEFINITIONS = (*(f"parallel-{w}" for w in WEIGHTS), *WEIGHTS)
+DEFAULT_WEIGHT = WEIGHT_DEFINITIONS[0]
 LINE_BYTES = tuple(2 ** k for k in range(3, 13))  # 8 .. 4096
 
 
@@ -59,7 +67,8 @@ def _linked_with_runtime(path: Path) -> bool | None:
 
 
 def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: str = "tsan",
-          weight: str = "common", line_bytes: int = 64, *, env: dict[str, str] | None = None,
+          weight: str = DEFAULT_WEIGHT, line_bytes: int = 64, *,
+          env: dict[str, str] | None = None,
           stdout=None, stderr=None, timeout: float | None = None,
           raw: Path | str | None = None, tracer_options: list[str] | None = None) -> dict:
     """Run ``program_argv`` with OMP_NUM_THREADS=threads under ``tracer``; return the sidecar.
@@ -69,8 +78,9 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     ``env`` replaces os.environ as the base environment; ``stdout``/``stderr`` go to
     subprocess.run (default: inherited); ``raw`` also writes "line,thread,count" records;
     ``tracer_options`` go to valgrind or pin before the tool's own options.
-    Raises TraceError (one line) if the tracer is missing, the program fails or no
-    matrix was written.
+    Raises TraceError (one line) if the tracer is missing, the program fails, no
+    matrix was written, or a ``parallel-`` weight with more than one thread counted no
+    access (no OpenMP parallel region was seen: a matrix of zeros would mean nothing).
     """
     if tracer not in TRACERS:
         raise TraceError(f"unknown tracer {tracer!r} (choose from {', '.join(TRACERS)})")
@@ -153,5 +163,9 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     if len(matrix) != sidecar.get("threads"):
         raise TraceError(f"{out_csv}: {len(matrix)} rows but the sidecar says "
                          f"{sidecar.get('threads')} threads")
+    if sidecar.get("count") == "parallel" and threads > 1 and not sidecar.get("accesses"):
+        raise TraceError(f"{program_argv[0]} made no access inside an OpenMP parallel region "
+                         f"that the {tracer} tracer recognised; weight "
+                         f"{weight.removeprefix('parallel-')!r} counts every access")
     out_json.write_text(json.dumps(sidecar, indent=2) + "\n")
     return sidecar

@@ -10,10 +10,18 @@
  * RecordAccess(thread, effective address, size) before the instruction; the access is
  * counted once for every line it touches, in the table of the running thread (Pin's
  * THREADID: creation order, main thread 0).  Tables are per thread and need no lock,
- * so the threads run in parallel; with -weight events the shared per-line sharer
- * state is updated under one lock.  The tables are merged and weighed at exit.
+ * so the threads run in parallel; with -weight [parallel-]events the shared per-line
+ * sharer state is updated under one lock.  The tables are merged and weighed at exit.
  *
- * Knobs:  -o PATH (required)  -json PATH  -weight common|min|events  -line BYTES
+ * With the parallel-* weights (the default) an access counts only while a parallel
+ * region is open, as in the Valgrind tool: from the entry of one of the OpenMP
+ * runtime's fork calls (pb_fork_fns, instrumented by name in every image) until the
+ * calling thread's stack pointer is back above its value there, which an inlined check
+ * at the head of every trace notices (a return address starts a trace; RTN IPOINT_AFTER
+ * would miss GOMP_parallel's tail jump).  While any thread is inside one, every
+ * thread's accesses count.
+ *
+ * Knobs:  -o PATH (required)  -json PATH  -weight [parallel-]common|min|events  -line BYTES
  *         -threads N (least matrix size)  -raw PATH (line,thread,count records)
  * Build:  make PIN_ROOT=<kit> obj-intel64/pinbench.so   (affinity/trace/build.py does it)
  * Run:    $PIN_ROOT/pin -t obj-intel64/pinbench.so -o m.csv -- ./program args
@@ -53,6 +61,7 @@ static int pb_fwrite(FILE *f, const char *buf, uint32_t len)
 #define PB_CLOSE(f) fclose(f)
 #define PB_RENAME(a, b) rename((a), (b))
 
+#define PB_FORK_CALLS
 #include "../pb_core.h"
 
 /* ------------------------------------------------------------------ knobs */
@@ -60,8 +69,8 @@ static int pb_fwrite(FILE *f, const char *buf, uint32_t len)
 KNOB<std::string> KnobOut(KNOB_MODE_WRITEONCE, "pintool", "o", "", "matrix CSV (required)");
 KNOB<std::string> KnobJson(KNOB_MODE_WRITEONCE, "pintool", "json", "",
                            "JSON sidecar [the -o path with extension .json]");
-KNOB<std::string> KnobWeight(KNOB_MODE_WRITEONCE, "pintool", "weight", "common",
-                             "weight definition: common, min or events");
+KNOB<std::string> KnobWeight(KNOB_MODE_WRITEONCE, "pintool", "weight", PB_WEIGHT_DEFAULT,
+                             "weight definition: " PB_WEIGHT_CHOICES);
 KNOB<std::string> KnobLine(KNOB_MODE_WRITEONCE, "pintool", "line", "64",
                            "cache line size in bytes (power of two, 8..4096)");
 KNOB<UINT32> KnobThreads(KNOB_MODE_WRITEONCE, "pintool", "threads", "0",
@@ -72,6 +81,7 @@ KNOB<std::string> KnobRaw(KNOB_MODE_WRITEONCE, "pintool", "raw", "",
 /* ------------------------------------------------------------------ state */
 
 static int pb_weight = PB_WEIGHT_COMMON;
+static int pb_count = PB_COUNT_PARALLEL;
 static int pb_shift = 6;
 static std::string pb_csv, pb_json, pb_raw;
 static uint64_t pb_start_ns;
@@ -82,6 +92,10 @@ static pb_tbl *pb_tables;                 /* all tables, for pb_finish (under pb
 static pb_tbl pb_shared;                  /* weight=events: sharer state per line */
 static PIN_LOCK pb_lock;
 
+static pb_forks *pb_forks_by_tid[PB_MAX_THREADS]; /* the fork calls each thread is inside */
+static uint64_t pb_watch[PB_MAX_THREADS];         /* pb_fork_watch of each thread */
+static uint64_t pb_regions;                       /* parallel regions open, all threads */
+
 static uint64_t pb_now_ns(void)
 {
     struct timespec ts;
@@ -91,9 +105,17 @@ static uint64_t pb_now_ns(void)
 
 /* ------------------------------------------------------------------ analysis */
 
+/* Pin's thread id, folded like the tracers' (PB_MAX_THREADS) */
+static uint32_t pb_index(THREADID tid)
+{
+    return tid < PB_MAX_THREADS ? tid : PB_MAX_THREADS - 1;
+}
+
 static VOID PIN_FAST_ANALYSIS_CALL RecordAccess(THREADID tid, ADDRINT ea, UINT32 size)
 {
-    pb_tbl *t = pb_by_tid[tid < PB_MAX_THREADS ? tid : PB_MAX_THREADS - 1];
+    if (pb_count == PB_COUNT_PARALLEL && !__atomic_load_n(&pb_regions, __ATOMIC_RELAXED))
+        return;
+    pb_tbl *t = pb_by_tid[pb_index(tid)];
     if (!t)
         return; /* not expected: every thread starts with ThreadStart */
     uint64_t line = (uint64_t)ea >> pb_shift;
@@ -111,7 +133,52 @@ static VOID PIN_FAST_ANALYSIS_CALL RecordAccess(THREADID tid, ADDRINT ea, UINT32
     }
 }
 
+/* thread tid is at the entry of fork call k */
+static VOID ForkEntered(THREADID tid, ADDRINT k, ADDRINT sp, ADDRINT arg3)
+{
+    pb_forks *f = pb_forks_by_tid[pb_index(tid)];
+    __atomic_add_fetch(&pb_regions, (uint64_t)pb_fork_enter(f, (int)k, sp, arg3),
+                       __ATOMIC_RELAXED);
+    pb_watch[pb_index(tid)] = pb_fork_watch(f);
+}
+
+/* at a trace head: has thread tid's stack pointer risen above its innermost fork call? */
+static ADDRINT PIN_FAST_ANALYSIS_CALL ForkMaybeReturned(THREADID tid, ADDRINT sp)
+{
+    return sp > pb_watch[pb_index(tid)];
+}
+
+static VOID ForkReturned(THREADID tid, ADDRINT sp)
+{
+    pb_forks *f = pb_forks_by_tid[pb_index(tid)];
+    __atomic_sub_fetch(&pb_regions, (uint64_t)pb_fork_leave(f, sp), __ATOMIC_RELAXED);
+    pb_watch[pb_index(tid)] = pb_fork_watch(f);
+}
+
 /* ------------------------------------------------------------------ instrumentation */
+
+static VOID Image(IMG img, VOID *v)
+{
+    for (int k = 0; k < PB_FORK_FNS; k++) {
+        RTN rtn = RTN_FindByName(img, pb_fork_fns[k].name);
+        if (!RTN_Valid(rtn))
+            continue;
+        RTN_Open(rtn);
+        RTN_InsertCall(rtn, IPOINT_BEFORE, (AFUNPTR)ForkEntered, IARG_THREAD_ID,
+                       IARG_ADDRINT, (ADDRINT)k, IARG_REG_VALUE, REG_STACK_PTR,
+                       IARG_FUNCARG_ENTRYPOINT_VALUE, 2, IARG_END);
+        RTN_Close(rtn);
+    }
+}
+
+static VOID Trace(TRACE trace, VOID *v)
+{
+    INS head = BBL_InsHead(TRACE_BblHead(trace));
+    INS_InsertIfCall(head, IPOINT_BEFORE, (AFUNPTR)ForkMaybeReturned, IARG_FAST_ANALYSIS_CALL,
+                     IARG_THREAD_ID, IARG_REG_VALUE, REG_STACK_PTR, IARG_END);
+    INS_InsertThenCall(head, IPOINT_BEFORE, (AFUNPTR)ForkReturned, IARG_THREAD_ID,
+                       IARG_REG_VALUE, REG_STACK_PTR, IARG_END);
+}
 
 static VOID Instruction(INS ins, VOID *v)
 {
@@ -135,7 +202,9 @@ static VOID Instruction(INS ins, VOID *v)
 
 static VOID ThreadStart(THREADID tid, CONTEXT *ctxt, INT32 flags, VOID *v)
 {
-    uint32_t index = tid < PB_MAX_THREADS ? tid : PB_MAX_THREADS - 1;
+    uint32_t index = pb_index(tid);
+    if (!pb_forks_by_tid[index])
+        pb_forks_by_tid[index] = (pb_forks *)pb_calloc(sizeof(pb_forks));
     pb_tbl *t = (pb_tbl *)pb_calloc(sizeof *t);
     pb_tbl_init(t, index, pb_shift, 8);
     if (pb_weight == PB_WEIGHT_EVENTS)
@@ -148,6 +217,12 @@ static VOID ThreadStart(THREADID tid, CONTEXT *ctxt, INT32 flags, VOID *v)
     PIN_ReleaseLock(&pb_lock);
 }
 
+/* a thread that exits inside fork calls leaves them */
+static VOID ThreadFini(THREADID tid, const CONTEXT *ctxt, INT32 code, VOID *v)
+{
+    ForkReturned(tid, ~(ADDRINT)0);
+}
+
 static VOID Fini(INT32 code, VOID *v)
 {
     if (PIN_GetPid() != pb_pid)
@@ -157,6 +232,9 @@ static VOID Fini(INT32 code, VOID *v)
     res.tracer = "pin";
     res.thread_ids = "Pin thread id (creation order, main thread 0)";
     res.weight = pb_weight;
+    res.count = pb_count;
+    res.parallel = ("accesses made while a thread was inside an OpenMP fork call "
+                    "(GOMP_parallel*, __kmpc_fork_call, ...) not asked for a team of one");
     res.line_shift = pb_shift;
     if (pb_finish(pb_tables, KnobThreads.Value(), &res, pb_csv.c_str(), pb_json.c_str(),
                   pb_raw.empty() ? NULL : pb_raw.c_str(), pb_now_ns, pb_start_ns) != 0)
@@ -172,13 +250,14 @@ static INT32 Usage(const std::string &problem)
 
 int main(int argc, char *argv[])
 {
+    PIN_InitSymbols(); /* RTN_FindByName needs the images' symbols */
     if (PIN_Init(argc, argv))
         return Usage("bad command line");
     pb_csv = KnobOut.Value();
     if (pb_csv.empty())
         return Usage("-o PATH is required");
-    if ((pb_weight = pb_parse_weight(KnobWeight.Value().c_str())) < 0)
-        return Usage("-weight must be common, min or events");
+    if ((pb_weight = pb_parse_weight(KnobWeight.Value().c_str(), &pb_count)) < 0)
+        return Usage("-weight must be " PB_WEIGHT_CHOICES);
     if ((pb_shift = pb_parse_line(KnobLine.Value().c_str())) < 0)
         return Usage("-line must be a power of two from 8 to 4096");
     if (KnobThreads.Value() > PB_MAX_THREADS)
@@ -196,9 +275,16 @@ int main(int argc, char *argv[])
         pb_tbl_init(&pb_shared, 0, pb_shift, 12);
     pb_pid = PIN_GetPid();
     pb_start_ns = pb_now_ns();
+    for (uint32_t i = 0; i < PB_MAX_THREADS; i++)
+        pb_watch[i] = ~UINT64_C(0);
 
     INS_AddInstrumentFunction(Instruction, 0);
+    if (pb_count == PB_COUNT_PARALLEL) {
+        IMG_AddInstrumentFunction(Image, 0);
+        TRACE_AddInstrumentFunction(Trace, 0);
+    }
     PIN_AddThreadStartFunction(ThreadStart, 0);
+    PIN_AddThreadFiniFunction(ThreadFini, 0);
     PIN_AddFiniFunction(Fini, 0);
     PIN_StartProgram(); /* never returns */
     return 0;
