@@ -198,7 +198,7 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
             say(f"{label} the measurement changed; previous journal kept as {journal.set_aside}")
         same_as = job.same_as if journal.fingerprint == primary else {}
         measured = [s for s in job.placements if s not in same_as]
-        stands_for = {s: [o for o, rep in same_as.items() if rep == s] for s in measured}
+        stands_for = {s: [o for o in job.placements if same_as.get(o) == s] for s in measured}
         for strategy, others in stands_for.items():
             if others:
                 say(f"{label} {', '.join([strategy, *others])} place the threads identically "
