@@ -39,7 +39,7 @@ from stats.verdicts import cell_verdict
 
 VERDICT_COLUMNS = [
     "machine", "benchmark", "threads", "baseline", "tests", "best", "stands_for",
-    "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_runner_up", "clear",
+    "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_runner_up", "clear_winner",
     "identical", "coincide", "drift", "drift_p", "drift_tau", "order_balanced", "noisy_runs",
 ]
 COMPARISON_COLUMNS = [
@@ -113,7 +113,7 @@ def read_verdicts(path: Path) -> list[dict]:
     """The rows of a ``verdicts.csv``, numbers and flags typed (empty fields: None)."""
     floats = ("speedup_median", "p_raw", "p_adjusted", "p_best_vs_runner_up", "drift_p",
               "drift_tau")
-    flags = ("clear", "coincide", "drift", "order_balanced")
+    flags = ("clear_winner", "coincide", "drift", "order_balanced")
     with Path(path).open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     for row in rows:

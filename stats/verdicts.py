@@ -131,7 +131,7 @@ def cell_verdict(records: list[RunRecord], baseline: str, alpha: float,
     faster = [(g, p, q) for g, p, q in zip(tested, raw, adjusted) if q <= alpha]
     row = {"baseline": baseline, "tests": len(raw), "best": "", "stands_for": "",
            "speedup_median": None, "p_raw": None, "p_adjusted": None, "runner_up": "",
-           "p_best_vs_runner_up": None, "clear": False,
+           "p_best_vs_runner_up": None, "clear_winner": False,
            "identical": "; ".join(" = ".join(g.strategies) for g in groups
                                   if len(g.strategies) > 1),
            "coincide": _coincide(groups, base)}
@@ -144,9 +144,9 @@ def cell_verdict(records: list[RunRecord], baseline: str, alpha: float,
             second = others[0]
             versus = wilcoxon_test(np.array(second.times), np.array(best.times))[0]
             row.update(runner_up=second.name, p_best_vs_runner_up=versus,
-                       clear=versus <= alpha)
+                       clear_winner=versus <= alpha)
         else:
-            row["clear"] = True
+            row["clear_winner"] = True
     raw_of = {g.name: (p, q) for g, p, q in zip(tested, raw, adjusted)}
     row["comparisons"] = [
         {"strategy": strategy, "experiment": group.name,

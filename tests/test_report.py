@@ -115,3 +115,32 @@ def test_strategy_tables_show_each_placements_objective(campaign):
     assert '<th title="objective J' in table
     assert re.search(r"<th>compact</th><td>[0-9.e+]+</td>", table)  # a number, not a dash
     assert re.search(r"<th>os</th><td>–</td>", table)  # os places nothing: no J
+
+
+def test_verdict_wording_follows_the_verdict(tmp_path):
+    """A winner not distinguishable from the runner-up is never called clear (a row is a dict:
+    a column named like a dict method once read as that method)."""
+    import csv
+
+    from affinity.results.layout import Layout
+    from reports.html_report import build_report
+    from stats.analyse import VERDICT_COLUMNS
+
+    layout = Layout(str(tmp_path / "c"))
+    rows = [dict.fromkeys(VERDICT_COLUMNS, "") | {
+        "machine": "m", "benchmark": bench, "threads": 2, "baseline": "os", "tests": 2,
+        "best": "a", "speedup_median": 1.2, "p_raw": 0.01, "p_adjusted": 0.02, "runner_up": "b",
+        "p_best_vs_runner_up": p, "clear_winner": p <= 0.05, "coincide": False, "drift": False,
+        "noisy_runs": 0} for bench, p in (("x", 0.3), ("y", 0.001))]
+    path = tmp_path / "c" / "stats" / "verdicts.csv"
+    path.parent.mkdir(parents=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, VERDICT_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    config = {"campaign": "c", "machines": {}, "benchmarks": {}, "baseline": "os",
+              "confidence": 0.95}
+    html = build_report(layout, config, []).read_text()
+    x, y = html.index("<td>x</td>"), html.index("<td>y</td>")
+    assert "not distinguishable from b (p 0.3)" in html[x:y]
+    assert "clearly faster than the runner-up b (p 0.001)" in html[y:]

@@ -45,7 +45,7 @@ def test_identical_placements_are_one_experiment_tested_once():
     assert verdict["tests"] == 2 and verdict["best"] == "compact"
     assert verdict["stands_for"] == "scatter lp-compact" and verdict["identical"] == \
         "compact = scatter = lp-compact"
-    assert verdict["clear"] and verdict["runner_up"] == "gp"
+    assert verdict["clear_winner"] and verdict["runner_up"] == "gp"
     by = {c["strategy"]: c for c in verdict["comparisons"]}
     assert by["scatter"]["experiment"] == "compact" and by["scatter"]["p_raw"] == by["compact"]["p_raw"]
     assert by["gp"]["p_adjusted"] >= by["gp"]["p_raw"]
@@ -67,9 +67,9 @@ def test_placements_equal_up_to_a_symmetry_are_one_experiment():
 
 def test_a_winner_is_clear_only_when_it_beats_the_runner_up():
     clear = cell_verdict(cell({"os": ("", 1), "a": ("0", 0.7), "b": ("1", 0.95)}), "os", 0.05)
-    assert clear["best"] == "a" and clear["clear"] and clear["p_best_vs_runner_up"] < 0.05
+    assert clear["best"] == "a" and clear["clear_winner"] and clear["p_best_vs_runner_up"] < 0.05
     tied = cell_verdict(cell({"os": ("", 1), "a": ("0", 0.8), "b": ("1", 0.8)}, seed=3), "os", 0.05)
-    assert tied["best"] in ("a", "b") and not tied["clear"] and tied["p_adjusted"] <= 0.05
+    assert tied["best"] in ("a", "b") and not tied["clear_winner"] and tied["p_adjusted"] <= 0.05
     slower = cell_verdict(cell({"os": ("", 1), "a": ("0", 1.3)}), "os", 0.05)
     assert slower["best"] == "" and slower["p_raw"] is None  # a slowdown is never a winner
 
@@ -115,7 +115,7 @@ def test_the_analysis_command_writes_every_file(tmp_path, capsys):
         "verdicts.csv"]
     [verdict] = read_verdicts(tmp_path / "out" / "verdicts.csv")
     assert verdict["best"] == "compact" and verdict["stands_for"] == "scatter"
-    assert verdict["clear"] and verdict["drift"] is False and verdict["tests"] == 1
+    assert verdict["clear_winner"] and verdict["drift"] is False and verdict["tests"] == 1
     with (tmp_path / "out" / "comparisons.csv").open() as handle:
         assert [r["experiment"] for r in csv.DictReader(handle)] == ["os", "compact", "compact"]
 
