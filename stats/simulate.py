@@ -13,6 +13,11 @@ Printed: the family-wise false-positive rate (cells naming any winner) under H0 
 among strategies whose Speedup-Test mean or median test alone is significant), each with its
 Monte-Carlo standard error; and, under the planted effect, how often each names the planted
 strategy (power) and how often another one.
+
+With ``--stopping PRECISION``, the cells are measured as a job with the early-stopping rule
+of :mod:`affinity.measure.stopping` does it (rounds, from round ``--min`` on, until every
+measured series' median is known to within PRECISION, at most ``--n`` rounds), and the mean
+number of rounds used is printed beside the rates.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ import math
 
 import numpy as np
 
+from affinity.measure.stopping import precise_enough
 from affinity.results.runs import RunRecord
 from stats.speeduptest import mean_test, median_test
 from stats.verdicts import cell_verdict
@@ -32,13 +38,24 @@ PLACEMENTS = {"os": "", **{s: f"{k} 99" for k, s in enumerate(STRATEGIES)}, "s9"
 SHARED = {"s8": "os", "s9": "s2"}
 
 
-def simulated_runs(rng: np.random.Generator, n: int, factor: float,
-                   sigma: float = 0.05) -> list[RunRecord]:
-    """One cell's runs: ``s1`` ``factor`` times the baseline's time, every other one equal."""
-    times = {"os": rng.lognormal(0, sigma, n)}
-    for strategy in STRATEGIES:
-        times[strategy] = times[SHARED[strategy]] if strategy in SHARED else \
-            rng.lognormal(math.log(factor) if strategy == "s1" else 0, sigma, n)
+def simulated_runs(rng: np.random.Generator, n: int, factor: float, sigma: float = 0.05,
+                   stopping: dict | None = None) -> list[RunRecord]:
+    """One cell's runs: ``s1`` ``factor`` times the baseline's time, every other one equal.
+
+    ``stopping`` ({"min", "precision", "confidence"}): draw round by round and stop as the
+    measuring job would, at most ``n`` rounds.
+    """
+    measured = ["os", *(s for s in STRATEGIES if s not in SHARED)]
+    draws = {s: rng.lognormal(math.log(factor) if s == "s1" else 0, sigma, n) for s in measured}
+    rounds = n
+    if stopping:
+        for rounds in range(stopping["min"], n + 1):
+            if precise_enough([list(draws[s][:rounds]) for s in measured],
+                              stopping["precision"], stopping["confidence"]):
+                break
+    times = {s: draws[s][:rounds] for s in measured}
+    for strategy in SHARED:
+        times[strategy] = times[SHARED[strategy]]
     runs = []
     for strategy, values in times.items():
         runs += [RunRecord("m", "b", 2, strategy, rep, len(runs) + rep, True, "", float(t),
@@ -63,12 +80,14 @@ def old_rule(runs: list[RunRecord], alpha: float) -> str:
 
 
 def rates(cells: int, n: int, factor: float, alpha: float, seed: int,
-          compare_old: bool = True) -> dict:
-    """How often the verdict (and the old rule) names s1, and how often another strategy."""
+          compare_old: bool = True, sigma: float = 0.05, stopping: dict | None = None) -> dict:
+    """How often the verdict (and the old rule) names s1, how often another strategy, and
+    the mean number of runs per strategy (``rounds``)."""
     rng = np.random.default_rng(seed)
-    counts = {"new_s1": 0, "new_other": 0, "old_s1": 0, "old_other": 0}
+    counts = {"new_s1": 0, "new_other": 0, "old_s1": 0, "old_other": 0, "rounds": 0}
     for _ in range(cells):
-        runs = simulated_runs(rng, n, factor)
+        runs = simulated_runs(rng, n, factor, sigma, stopping)
+        counts["rounds"] += sum(r.strategy == "os" for r in runs)
         best = cell_verdict(runs, "os", alpha)["best"]
         counts["new_s1"] += best == "s1"
         counts["new_other"] += best not in ("", "s1")
@@ -92,17 +111,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--effect", type=float, default=0.03, help="planted speedup of s1")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--sigma", type=float, default=0.05, help="spread of the run times")
+    parser.add_argument("--stopping", type=float, metavar="PRECISION",
+                        help="measure with the early-stopping rule at this precision")
+    parser.add_argument("--min", type=int, default=10, help="rounds before stopping may happen")
     args = parser.parse_args(argv)
-    h0 = rates(args.cells, args.n, 1.0, args.alpha, args.seed)
-    planted = rates(args.cells, args.n, 1 / (1 + args.effect), args.alpha, args.seed + 1)
+    stopping = None if args.stopping is None else {
+        "min": args.min, "precision": args.stopping, "confidence": 1 - args.alpha}
+    keys = (("family-wise verdict (Holm)", "new"),) if stopping else \
+        (("family-wise verdict (Holm)", "new"), ("old rule (any test alone)", "old"))
+    common = {"compare_old": stopping is None, "sigma": args.sigma, "stopping": stopping}
+    h0 = rates(args.cells, args.n, 1.0, args.alpha, args.seed, **common)
+    planted = rates(args.cells, args.n, 1 / (1 + args.effect), args.alpha, args.seed + 1,
+                    **common)
+    how = f"stopping at precision {args.stopping:g} from round {args.min}, at most {args.n}" \
+        if stopping else f"n = {args.n}"
     print(f"{args.cells} cells, 9 strategies (one sharing the baseline's runs, one another's), "
-          f"n = {args.n}, alpha = {args.alpha}")
-    for label, key in (("family-wise verdict (Holm)", "new"), ("old rule (any test alone)", "old")):
+          f"sigma = {args.sigma}, {how}, alpha = {args.alpha}")
+    for label, key in keys:
         fwer = h0[f"{key}_s1"] + h0[f"{key}_other"]
         print(f"  {label:<28} H0: winner named in {fwer:.2%} of cells "
               f"(+- {standard_error(fwer, args.cells):.2%}); "
               f"{args.effect:.0%} faster s1: s1 named in {planted[f'{key}_s1']:.1%}, "
               f"another in {planted[f'{key}_other']:.1%}")
+    if stopping:
+        print(f"  runs per strategy: {h0['rounds']:.1f} under H0, {planted['rounds']:.1f} with "
+              f"the effect (of at most {args.n})")
     return 0
 
 

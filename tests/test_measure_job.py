@@ -71,3 +71,32 @@ def test_a_run_beside_a_cpu_burner_is_waited_for_or_marked(spin_binaries, tmp_pa
     assert verdict["noisy_runs"] >= 1
     journaled = [json.loads(line) for line in (tmp_path / "j.jsonl").read_text().splitlines()[1:]]
     assert {"other_cpu", "quiet_wait_s", "stands_for"} <= set(journaled[0])
+
+
+def test_a_job_with_the_stopping_rule_stops_once_every_median_is_known(spin_binaries, tmp_path):
+    """spin reports its own time (the same each run): every median is exact once its interval
+    exists, after 6 rounds (the distribution-free interval at 95% needs 6 runs)."""
+    stopping = {"policy": "precision", "min": 6, "precision": 0.02, "confidence": 0.95}
+    spec = job(spin_binaries["gcc"], PLACEMENTS, repetitions=10, quiet=QUIET,
+               same_as={"scatter": "compact"}, stopping=stopping,
+               time_regex=r"^kernel_time_s: (\S+)$")
+    said = []
+    records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
+                      said.append)
+    assert sorted((r.strategy, r.repetition) for r in records) == sorted(
+        (s, k) for s in ("os", "compact") for k in range(6))
+    assert any("after 6 rounds: stopping (8 runs of 20 saved)" in line for line in said)
+    rounds = [sorted(r.strategy for r in records if r.order_index // 2 == k) for k in range(6)]
+    assert rounds == [["compact", "os"]] * 6  # each round runs every strategy once
+    again = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t2.csv", str(tmp_path / "lock"),
+                    silent)  # resumed: the rule replayed on the journal, nothing measured
+    assert again == records
+
+
+def test_the_stopping_rule_keeps_the_family_wise_rate():
+    """500 simulated cells, times spread 2%, stopping at 2% from round 10 (5,000 in the README)."""
+    from stats.simulate import rates, standard_error
+    stopping = {"min": 10, "precision": 0.02, "confidence": 0.95}
+    found = rates(500, 35, 1.0, 0.05, seed=11, compare_old=False, sigma=0.02, stopping=stopping)
+    assert found["new_s1"] + found["new_other"] <= 0.05 + 3 * standard_error(0.05, 500)
+    assert 10 <= found["rounds"] < 25  # runs saved against the 35 of a fixed design

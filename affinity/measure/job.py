@@ -11,6 +11,10 @@ measured once under the first of them; its runs name the others
 (``stands_for``). A job resumed from a journal written before this rule (its
 fingerprint is the one without ``same_as``) keeps measuring every strategy.
 
+With a ``stopping`` rule (:mod:`affinity.measure.stopping`) the runs go in
+rounds and the job may end before ``repetitions`` rounds; resumed, it replays
+the rule on the journaled runs, so it stops where it would have.
+
 Before a run, if the previous run saw other processes use more than
 ``quiet.threshold`` of the CPUs (or before the first run), the launcher waits
 for the machine to be quiet, at most ``quiet.max_wait_s``; each run records
@@ -35,6 +39,7 @@ from affinity.measure import verify
 from affinity.measure.journal import Journal
 from affinity.measure.lock import DEFAULT_LOCK, MachineLock
 from affinity.measure.spawn import RunResult, base_environment, run_once
+from affinity.measure.stopping import precise_enough, rounds_order
 from affinity.measure.system import wait_until_quiet
 from affinity.results.placements import omp_places, pus_for
 from affinity.results.runs import RunRecord, write_runs
@@ -65,6 +70,9 @@ class Job:
     same_as: dict[str, str] = field(default_factory=dict)
     #: when to wait before a run: {"threshold": share of the CPUs, "max_wait_s": seconds}
     quiet: dict = field(default_factory=lambda: dict(QUIET))
+    #: the early-stopping rule (:mod:`affinity.measure.stopping`): {"policy": "precision",
+    #: "min": rounds, "precision": share of the median, "confidence": level}; None: every run
+    stopping: dict | None = None
 
     def fingerprint(self, merged: bool = True) -> str:
         """Hash of all that defines the measurement, the binary's bytes included.
@@ -76,6 +84,8 @@ class Job:
         fields = {name: getattr(self, name) for name in MEASUREMENT_FIELDS}
         if merged and self.same_as:
             fields["same_as"] = self.same_as
+        if self.stopping:
+            fields["stopping"] = self.stopping
         blob = json.dumps([fields, digest], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -177,6 +187,15 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
     )
 
 
+def _stops(stopping: dict, times: dict[str, list[float]], index: int, per_round: int,
+           total: int) -> bool:
+    """After run ``index`` of a job run in rounds: does the precision rule stop it here?"""
+    rounds = (index + 1) // per_round
+    return ((index + 1) % per_round == 0 and rounds >= stopping["min"] and index + 1 < total
+            and precise_enough(list(times.values()), stopping["precision"],
+                               stopping["confidence"]))
+
+
 def failure_summary(records: list[RunRecord]) -> str:
     """Counts of runs, failures by reason, and verification results."""
     failures = Counter(r.failure.split(":")[0] for r in records if not r.ok)
@@ -204,30 +223,42 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                 say(f"{label} {', '.join([strategy, *others])} place the threads identically "
                     f"(or up to a symmetry of the machine): one experiment, measured once "
                     f"as {strategy}")
-        order = run_order(measured, job.repetitions, job.order,
-                          derive_seed(job.seed, "order", job.machine, job.benchmark, job.threads))
-        todo = [(i, s, r) for i, (s, r) in enumerate(order) if (s, r) not in journal.runs]
-        if len(todo) < len(order):
-            say(f"{label} resuming: {len(order) - len(todo)} of {len(order)} runs already journaled")
+        seed = derive_seed(job.seed, "order", job.machine, job.benchmark, job.threads)
+        order = rounds_order(measured, job.repetitions, seed) if job.stopping else \
+            run_order(measured, job.repetitions, job.order, seed)
+        journaled = sum(pair in journal.runs for pair in order)
+        if journaled:
+            say(f"{label} resuming: {journaled} of {len(order)} runs already journaled")
         scratch = journal_path.parent / f".scratch-{journal_path.stem}"
         last_report, noisy = 0.0, True  # before the first run: is the machine quiet?
         threshold, max_wait = job.quiet["threshold"], job.quiet["max_wait_s"]
-        for done, (index, strategy, rep) in enumerate(todo, 1):
-            waited = wait_until_quiet(threshold, max_wait) if noisy else 0.0
-            if waited >= max_wait:
-                say(f"{label} other processes kept more than {threshold:.0%} of the CPUs busy "
-                    f"for {max_wait:g} s: measuring anyway (python -m affinity.measure.system "
-                    "names them)")
-            record = measure_one(job, strategy, rep, index, scratch)
-            record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
-            noisy = record.other_cpu is not None and record.other_cpu > threshold
-            journal.append(record.as_row())
-            now = time.monotonic()
-            if not record.ok or done == len(todo) or now - last_report > 5:
-                last_report = now
-                status = "ok" if record.ok else f"FAILED ({record.failure})"
-                say(f"{label} {len(order) - len(todo) + done}/{len(order)} {strategy} "
-                    f"rep {rep}: {record.wall_s:.3f} s {status}")
+        times: dict[str, list[float]] = {strategy: [] for strategy in measured}
+        for index, (strategy, rep) in enumerate(order):
+            record = RunRecord(**journal.runs[(strategy, rep)]) \
+                if (strategy, rep) in journal.runs else None
+            if record is None:
+                waited = wait_until_quiet(threshold, max_wait) if noisy else 0.0
+                if waited >= max_wait:
+                    say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
+                        f"busy for {max_wait:g} s: measuring anyway "
+                        "(python -m affinity.measure.system names them)")
+                record = measure_one(job, strategy, rep, index, scratch)
+                record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
+                noisy = record.other_cpu is not None and record.other_cpu > threshold
+                journal.append(record.as_row())
+                now = time.monotonic()
+                if not record.ok or index + 1 == len(order) or now - last_report > 5:
+                    last_report = now
+                    status = "ok" if record.ok else f"FAILED ({record.failure})"
+                    say(f"{label} {index + 1}/{len(order)} {strategy} "
+                        f"rep {rep}: {record.wall_s:.3f} s {status}")
+            if record.counts:
+                times[strategy].append(record.time_s)
+            if job.stopping and _stops(job.stopping, times, index, len(measured), len(order)):
+                say(f"{label} every strategy's median known to within "
+                    f"{job.stopping['precision']:.1%} after {rep + 1} rounds: stopping "
+                    f"({len(order) - index - 1} runs of {len(order)} saved)")
+                break
         records = sorted((RunRecord(**run) for run in journal.runs.values()),
                          key=lambda record: record.order_index)
         write_runs(records, out)

@@ -197,6 +197,9 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     if config["baseline"] not in config["strategies"]:
         raise ConfigError(f"baseline: {config['baseline']!r} is not one of the campaign's strategies")
     _check_env(config["env"], "env")
+    if config["stopping"] and config["stopping"]["min"] > config["repetitions"]:
+        raise ConfigError(f"stopping.min: {config['stopping']['min']} rounds before stopping is "
+                          f"more than the {config['repetitions']} repetitions")
     strangers = sorted(set(config["weights"]) - set(config["benchmarks"]))
     if strangers:
         raise ConfigError(f"weights.{strangers[0]}: not a benchmark of the campaign")

@@ -65,6 +65,7 @@ def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: s
         "seed": config["seed"], "order": config["order"], "strategies": config["strategies"],
         "same_as": same_experiments(config["strategies"], placement_files, topology_xml),
         "quiet": config["quiet"],
+        "stopping": config["stopping"] and config["stopping"] | {"confidence": config["confidence"]},
     }, sort_keys=True)
 
 
