@@ -126,10 +126,13 @@ def benchmark_sections(cells: list[dict], runs: list[RunRecord],
     sections = []
     for key in sorted(by_key):
         usable = [r for r in runs_by_key[key] if r.counts]
-        strategies = [c["strategy"] for c in by_key[key]]
-        times = {s: [r.time_s for r in usable if r.strategy == s] for s in strategies}
-        order = {s: [(r.order_index, r.time_s) for r in usable if r.strategy == s]
-                 for s in strategies}
+        # one series per experiment: a strategy measured for others too is labelled with them
+        label = {r.strategy: r.strategy + (f" (+{len(r.stands_for.split())})" if r.stands_for
+                                           else "") for r in runs_by_key[key]}
+        measured = [c["strategy"] for c in by_key[key] if c["strategy"] in label]
+        times = {label[s]: [r.time_s for r in usable if r.strategy == s] for s in measured}
+        order = {label[s]: [(r.order_index, r.time_s) for r in usable if r.strategy == s]
+                 for s in measured}
         sections.append({
             "machine": key[0], "benchmark": key[1], "threads": key[2], "cells": by_key[key],
             "smt": any(c.get("core_pairs") for c in by_key[key]),

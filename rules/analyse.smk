@@ -21,6 +21,7 @@ rule analyse:
         **{kind: LAYOUT.stats(kind) for kind in STATS_FILES},
     params:
         options=lambda wildcards: rule_bodies.analyse_options(config),
+        format=stats_analysis.FORMAT,
     log:
         LAYOUT.log(None, "analyse"),
     run:

@@ -12,6 +12,7 @@ try:
     from affinity.measure import environment, system
     from affinity import topology
     from reports import html_report
+    from stats import analyse as stats_analysis
 except ImportError as exc:
     sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
              "then use .venv/bin/snakemake")

@@ -37,6 +37,9 @@ from stats.drift import drift
 from stats.tables import CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table, tables_text
 from stats.verdicts import cell_verdict
 
+#: The version of the files' columns: the workflow passes it to the analysis as a parameter,
+#: so results analysed by an older pinbench are analysed again (Snakemake's params trigger).
+FORMAT = 2
 VERDICT_COLUMNS = [
     "machine", "benchmark", "threads", "baseline", "tests", "best", "stands_for",
     "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_runner_up", "clear_winner",
@@ -115,7 +118,12 @@ def read_verdicts(path: Path) -> list[dict]:
               "drift_tau")
     flags = ("clear_winner", "coincide", "drift", "order_balanced")
     with Path(path).open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
+        reader = csv.DictReader(handle)
+        missing = [name for name in VERDICT_COLUMNS if name not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"{path} has no column {missing[0]!r}: it was written by another "
+                             "version of pinbench (snakemake --forcerun analyse rewrites it)")
+        rows = list(reader)
     for row in rows:
         for name in ("threads", "tests", "noisy_runs"):
             row[name] = int(row[name])
