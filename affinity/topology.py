@@ -175,6 +175,11 @@ class Topology:
             node.parent.children.index(node) for node in reversed(chain) if node.parent
         )
 
+    def core(self, pu: int) -> Node:
+        """The PU's Core ancestor, or the PU itself when the tree has no Core above it."""
+        chain = self.ancestors(pu)
+        return next((node for node in chain if node.type == "Core"), chain[0])
+
     def lowest_shared(self, a: int, b: int) -> Node:
         """The lowest object of :attr:`root` that holds both placeable PUs."""
         above_a = {id(n): n for n in self.ancestors(a)}

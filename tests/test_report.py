@@ -138,9 +138,13 @@ def test_verdict_wording_follows_the_verdict(tmp_path):
         writer = csv.DictWriter(handle, VERDICT_COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
-    config = {"campaign": "c", "machines": {}, "benchmarks": {}, "baseline": "os",
-              "confidence": 0.95}
-    html = build_report(layout, config, []).read_text()
+    # results of an older pinbench: an environment.json without the system checks
+    (tmp_path / "c" / "m").mkdir()
+    (tmp_path / "c" / "m" / "environment.json").write_text('{"hostname": "old"}')
+    config = {"campaign": "c", "machines": {"m": {"topology": "auto"}}, "benchmarks": {},
+              "baseline": "os", "confidence": 0.95}
+    html = build_report(layout, config, ["m"]).read_text()
+    assert "<td>old</td>" in html
     x, y = html.index("<td>x</td>"), html.index("<td>y</td>")
     assert "not distinguishable from b (p 0.3)" in html[x:y]
     assert "clearly faster than the runner-up b (p 0.001)" in html[y:]

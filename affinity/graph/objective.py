@@ -107,12 +107,6 @@ def placement_cost(matrix: np.ndarray, costs: np.ndarray) -> float:
     return float(np.sum(np.triu(matrix * costs, 1)))
 
 
-def _core(topo: Topology, pu: int) -> Node:
-    """The PU's Core ancestor, or the PU itself when the tree has no Core above it."""
-    chain = topo.ancestors(pu)
-    return next((node for node in chain if node.type == "Core"), chain[0])
-
-
 def core_pairs(topo: Topology, pus: list[int]) -> int:
     """How many pairs of threads run on hardware threads of one core.
 
@@ -125,6 +119,6 @@ def core_pairs(topo: Topology, pus: list[int]) -> int:
     """
     per_core: dict[Node, int] = {}
     for pu in pus:
-        core = _core(topo, pu)
+        core = topo.core(pu)
         per_core[core] = per_core.get(core, 0) + 1
     return sum(k * (k - 1) // 2 for k in per_core.values())

@@ -57,14 +57,6 @@ def scatter_order(topo: Topology, pus: list[int]) -> list[int]:
     return sorted(pus, key=lambda pu: tuple(reversed(topo.sub_ids(pu))))
 
 
-def _core(node: Node) -> Node:
-    """The PU's Core ancestor, or the PU itself when the tree has no Core above it."""
-    chain: Node | None = node
-    while chain is not None and chain.type != "Core":
-        chain = chain.parent
-    return chain or node
-
-
 def slots(topo: Topology, threads: int) -> list[int]:
     """The PUs (tree order) the graph strategies use for ``threads`` threads.
 
@@ -74,7 +66,7 @@ def slots(topo: Topology, threads: int) -> list[int]:
     pus = check_fits(topo, threads)
     by_core: dict[Node, list[int]] = {}
     for pu in pus:
-        by_core.setdefault(_core(topo.ancestors(pu)[0]), []).append(pu)
+        by_core.setdefault(topo.core(pu), []).append(pu)
     chosen = {siblings[0] for siblings in by_core.values()}
     if threads > len(chosen):
         rank = {pu: k for siblings in by_core.values() for k, pu in enumerate(siblings)}
