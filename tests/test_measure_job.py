@@ -32,6 +32,7 @@ def test_identical_placements_are_measured_once_and_named(spin_binaries, tmp_pat
     assert {r.stands_for for r in records if r.strategy == "compact"} == {"scatter"}
     assert any("compact, scatter place the threads identically" in line for line in said)
     assert read_runs([tmp_path / "t.csv"]) == records
+    assert not any("measuring anyway" in line for line in said)  # max_wait_s 0: no waiting
 
 
 def test_a_journal_from_before_the_merge_goes_on_measuring_every_strategy(spin_binaries, tmp_path):

@@ -237,8 +237,8 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
             record = RunRecord(**journal.runs[(strategy, rep)]) \
                 if (strategy, rep) in journal.runs else None
             if record is None:
-                waited = wait_until_quiet(threshold, max_wait) if noisy else 0.0
-                if waited >= max_wait:
+                waited, busy = wait_until_quiet(threshold, max_wait) if noisy else (0.0, False)
+                if busy:
                     say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
                         f"busy for {max_wait:g} s: measuring anyway "
                         "(python -m affinity.measure.system names them)")

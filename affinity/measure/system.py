@@ -80,17 +80,22 @@ def other_share(before: CpuTimes, after: CpuTimes, ours_s: float) -> float | Non
     return max(0.0, (after.busy - before.busy - ours) / elapsed)
 
 
-def wait_until_quiet(threshold: float, max_wait_s: float, window_s: float = 0.1) -> float:
+def wait_until_quiet(threshold: float, max_wait_s: float,
+                     window_s: float = 0.1) -> tuple[float, bool]:
     """Sleep in windows of ``window_s`` until the CPUs are less than ``threshold`` busy (this
-    process sleeps meanwhile, so the busy time is others'), at most ``max_wait_s``; return
-    the seconds waited."""
-    start = time.monotonic()
+    process sleeps meanwhile, so the busy time is others'), at most ``max_wait_s``.
+
+    Returns the seconds waited and whether the machine was found busy all along (False
+    when a window was quiet, or when ``max_wait_s`` allowed no window at all).
+    """
+    start, busy = time.monotonic(), False
     while time.monotonic() - start < max_wait_s:
         before = CpuTimes.now()
         time.sleep(window_s)
-        if CpuTimes.now().busy_share_since(before) < threshold:
+        busy = CpuTimes.now().busy_share_since(before) >= threshold
+        if not busy:
             break
-    return time.monotonic() - start
+    return time.monotonic() - start, busy
 
 
 @dataclass(frozen=True)
