@@ -18,6 +18,7 @@ from markupsafe import Markup
 from affinity.results.layout import Layout
 from affinity.results.runs import RunRecord
 from reports import campaign_data as data
+from stats.cells import coarse_text, describe_cells
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -69,6 +70,9 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
         "benchmarks": data.benchmark_sections(stats["cells"], runs,
                                               data.placement_scores(layout, stats["cells"])),
         "descriptions": {b: e.get("description", "") for b, e in config["benchmarks"].items()},
+        "set_aside": [note for name in measured for note in layout.set_aside_journals(name)],
+        "coarse": [coarse_text(key, cell) for key, cell in describe_cells(runs).items()
+                   if cell.coarse],
     }
 
 

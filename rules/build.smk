@@ -1,3 +1,4 @@
+# Builds that share a source tree run one at a time (affinity/workflow/building.py).
 rule build:
     input:
         build_sources,
@@ -5,7 +6,10 @@ rule build:
         LAYOUT.binary("{machine}", "{bench}"),
     params:
         cmd=lambda wildcards, output: campaign.build_command(config, wildcards.bench, output[0]),
+    message:
+        "build {wildcards.bench}: {params.cmd}"
     log:
         LAYOUT.log("{machine}", "build", "{bench}"),
     run:
-        shell("({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}")
+        with rule_bodies.building(config, wildcards, output[0]):
+            shell("({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}")

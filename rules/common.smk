@@ -8,6 +8,7 @@ try:
     from affinity.results.layout import STATS_FILES, Layout
     from affinity.seeding import derive_seed
     from affinity.workflow import campaign, rules as rule_bodies
+    from affinity.workflow.building import generated_files
     from affinity.workflow.session import clear_stale_locks
     from affinity.measure import environment, system
     from affinity import topology
@@ -50,8 +51,11 @@ def placement_files(wildcards):
 
 
 def build_sources(wildcards):
-    """A benchmark's source and the headers beside it, so editing either rebuilds it."""
-    return campaign.build_sources(config, wildcards.bench)
+    """What a benchmark's build reads (its source and the headers beside it, or its
+    ``inputs``), so editing any rebuilds it; not the files builds in its tree wrote there."""
+    tree = campaign.build_tree(config, wildcards.bench)
+    generated = generated_files(LAYOUT.generated(wildcards.machine, tree))
+    return campaign.build_sources(config, wildcards.bench, generated)
 
 
 def traced_binary(wildcards):
@@ -112,11 +116,19 @@ def all_targets():
 
 
 def print_summaries():
-    """Print the summaries and plans, then the report's path, at the end of a successful run."""
+    """Print the summaries and plans, measurements set aside, then the report's path, at the
+    end of a successful run; exit 1 with one line when a cell has no usable run."""
     for target in all_targets():
         if target.endswith(".txt") and Path(target).exists():
             print(f"\n== {target}\n{Path(target).read_text()}")
+    for line in rule_bodies.set_aside(LAYOUT, [m.name for m in MEASURED]):
+        print(f"WARNING: measurements set aside: {line}")
     print(f"report: {Path(LAYOUT.report_index).resolve()}")
+    failed = rule_bodies.failed_cells(LAYOUT)
+    if failed:
+        sys.exit(f"campaign failed: {len(failed)} cell(s) without a usable run: "
+                 f"{'; '.join(failed[:3])}{' ...' if len(failed) > 3 else ''} "
+                 f"(the other results and the report are kept)")
 
 
 def print_system_checks():

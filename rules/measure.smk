@@ -19,12 +19,18 @@ rule measure:
             input.placements,
             input.topology,
         ),
+        command=lambda wildcards, input: rule_bodies.run_command(
+            config, wildcards.bench, input.binary, int(wildcards.n)
+        ),
         journal=LAYOUT.journal("{machine}", "{bench}", "{n}"),
+        outputs=LAYOUT.outputs("{machine}", "{bench}", "{n}"),
     threads: workflow.cores
+    message:
+        "measure {wildcards.bench} with {wildcards.n} threads: {params.command}"
     log:
         LAYOUT.log("{machine}", "measure", "{bench}", "{n}"),
     run:
         shell(
             "{PY} -m affinity.measure --spec {params.spec:q} --placements {input.placements}"
-            " --journal {params.journal} --out {output} --log {log}"
+            " --journal {params.journal} --out {output} --log {log} --outputs {params.outputs}"
         )

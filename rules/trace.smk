@@ -10,10 +10,13 @@ rule build_traced:
         cmd=lambda wildcards, output: rule_bodies.traced_build_command(
             config, wildcards.bench, output[0]
         ),
+    message:
+        "build {wildcards.bench} for tracing: {params.cmd}"
     log:
         LAYOUT.log("{machine}", "build", "{bench}.traced"),
     run:
-        shell("({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}")
+        with rule_bodies.building(config, wildcards, output[0], traced=True):
+            shell("({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}")
 
 
 rule trace:
@@ -24,6 +27,8 @@ rule trace:
         sidecar=LAYOUT.sidecar("{machine}", "{bench}", "{n}"),
     params:
         tracing=config["tracing"],
+    message:
+        "trace {wildcards.bench} with {wildcards.n} threads ({params.tracing[tracer]})"
     log:
         LAYOUT.log("{machine}", "trace", "{bench}", "{n}"),
     run:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from affinity.results.runs import NOT_BOUND, VERIFIED, RunRecord
 
 Key = tuple[str, str, int, str]  #: (machine, benchmark, threads, strategy)
+#: A printed time's resolution is coarse beyond this share of the cell's median.
+COARSE = 0.01
 
 
 @dataclass
@@ -27,6 +29,10 @@ class CellStats:
     misplaced: int = 0  #: succeeded, but the placement was found wrong
     pinned: int = 0  #: runs with a placement to verify
     verified: int = 0  #: runs whose placement was found right
+    #: the coarsest resolution of a printed time that counts (None: wall times)
+    resolution_s: float | None = None
+    #: why runs did not count: failure reasons and misplacements, with their counts
+    left_out: Counter = field(default_factory=Counter)
 
     @property
     def n(self) -> int:
@@ -48,6 +54,13 @@ class CellStats:
     def variance(self) -> float | None:
         """The sample variance (n - 1 in the denominator); None below two times."""
         return statistics.variance(self.times) if len(self.times) > 1 else None
+
+    @property
+    def coarse(self) -> bool:
+        """The program printed its time with a resolution coarser than 1% of the median:
+        differences between strategies below that cannot show."""
+        return (self.resolution_s is not None and bool(self.median_s)
+                and self.resolution_s > COARSE * self.median_s)
 
     def columns(self) -> dict:
         """n, the counts, mean, median, min and variance, as the cell table names them."""
@@ -75,10 +88,30 @@ def _count(cell: CellStats, record: RunRecord) -> None:
     cell.verified += record.verification == VERIFIED
     if not record.ok:
         cell.failures += 1
+        cell.left_out[record.failure.split(": ")[0]] += 1
     elif record.misplaced:
         cell.misplaced += 1
+        cell.left_out[f"verification {record.verification}"] += 1
     else:
         cell.times.append(record.time_s)
+        if record.time_resolution_s is not None:
+            cell.resolution_s = max(cell.resolution_s or 0.0, record.time_resolution_s)
+
+
+def unusable_cells(records: list[RunRecord]) -> list[str]:
+    """Every cell without one run that counts, as ``machine/bench/tN strategy (why)``."""
+    def why(cell: CellStats) -> str:
+        return ", ".join(f"{n} x {reason}" for reason, n in cell.left_out.most_common(2))
+    return [f"{m}/{b}/t{t} {s} ({why(cell)})"
+            for (m, b, t, s), cell in describe_cells(records).items() if not cell.times]
+
+
+def coarse_text(key: Key, cell: CellStats) -> str:
+    """The warning about a cell whose printed times are coarse."""
+    machine, bench, threads, strategy = key
+    return (f"{machine}/{bench}/t{threads} {strategy}: times printed to {cell.resolution_s:g} s, "
+            f"{cell.resolution_s / cell.median_s:.0%} of the median {cell.median_s:.4g} s "
+            f"(differences below that cannot show)")
 
 
 def _num(value: float | None) -> str:
@@ -90,7 +123,8 @@ def cells_text(records: list[RunRecord]) -> str:
     header = (f"{'machine':<12} {'benchmark':<14} {'thr':>4} {'strategy':<13} {'n':>4} "
               f"{'mean_s':>9} {'median_s':>9} {'variance':>10} {'failed':>6}  verified")
     lines = [header]
-    for key, cell in sorted(describe_cells(records).items()):
+    cells = describe_cells(records)
+    for key, cell in sorted(cells.items()):
         machine, bench, threads, strategy = key
         check = f"{cell.verified}/{cell.pinned}" if cell.pinned else "n/a"
         lines.append(f"{machine:<12} {bench:<14} {threads:>4} {strategy:<13} {cell.n:>4} "
@@ -104,4 +138,6 @@ def cells_text(records: list[RunRecord]) -> str:
                  f"{misplaced} pinned runs failed placement verification")
     for (machine, bench, threads, why), count in sorted(failures.items()):
         lines.append(f"  FAILED {count} x {machine}/{bench}/t{threads}: {why}")
+    lines += [f"  COARSE TIME {coarse_text(key, cell)}"
+              for key, cell in sorted(cells.items()) if cell.coarse]
     return "\n".join(lines) + "\n"

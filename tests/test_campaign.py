@@ -1,6 +1,7 @@
 """Campaign validation: every bad config stops with one line naming the field."""
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -30,10 +31,10 @@ def test_defaults_are_filled_and_machines_resolved():
     assert config["benchmarks"]["spin"]["timeout_s"] == 300
     assert machines["local"].measure and not machines["study"].measure
     assert machines["study"].spec.startswith("Package:2")
-    assert campaign.run_argv(config, "spin", "bin/spin") == ["bin/spin", "10"]
+    assert campaign.run_argv(config, "spin", "/bin/spin", 1) == ["/bin/spin", "10"]
     assert campaign.build_sources(config, "spin") == [str(ROOT / "tests" / "data" / "spin.c")]
-    assert campaign.build_command(config, "spin", "out dir/spin") == (
-        f"gcc -O2 -fopenmp -o 'out dir/spin' {ROOT}/tests/data/spin.c -lm")
+    assert campaign.build_command(config, "spin", "/out dir/spin") == (
+        f"gcc -O2 -fopenmp -o '/out dir/spin' {ROOT}/tests/data/spin.c -lm")
 
 
 def test_all_threads_means_every_placeable_pu():
@@ -99,6 +100,21 @@ DELETE = object()
     (("machines", "study", "topology"), "Package:2 Bogus:1", "machines.study.topology: lstopo-no-graphics failed"),
     (("machines", "study", "measure"), True, "machines.study.measure: only a machine with topology \"auto\""),
     (("machines", "a b"), {"topology": "auto"}, "machines: name 'a b' is not allowed"),
+    (("benchmarks", "spin", "build"), "make SIZE=${SIZE} -o {output}",
+     "benchmarks.spin.build: unknown placeholder {SIZE} (known: "),
+    (("benchmarks", "spin", "params"), {"size": ["1 M"]},
+     "benchmarks.spin.params.size: the expanded benchmark's name 'spin-1 M' is not allowed"),
+    (("benchmarks", "spin", "params"), {"threads": 4},
+     "benchmarks.spin.params.threads: the name of a placeholder pinbench fills in"),
+    (("benchmarks", "spin", "params"), {"n": []}, "benchmarks.spin.params.n: [] should be non-empty"),
+    (("benchmarks", "spin", "input"), "{class}", "benchmarks.spin.input: unknown placeholder {class}"),
+    (("benchmarks", "spin", "inputs"), ["tests/data/nowhere.h"],
+     "benchmarks.spin.inputs: tests/data/nowhere.h does not exist"),
+    (("benchmarks", "spin", "exit_status"), [256], "benchmarks.spin.exit_status.0: 256 is greater"),
+    (("benchmarks", "spin", "metrics"), {"rate": "rate: \\S+"},
+     "benchmarks.spin.metrics.rate: the regular expression needs a group"),
+    (("benchmarks", "spin"), {"build": "make -C {tree} && cp x {output}"},
+     "benchmarks.spin.build: unknown placeholder {tree}"),
 ])
 def test_bad_config_is_refused_with_the_field_named(path, value, message):
     with pytest.raises(campaign.ConfigError) as info:
@@ -139,3 +155,66 @@ def test_the_default_campaign_and_the_examples_are_valid():
 def test_the_schema_name_pattern_is_the_one_the_errors_describe():
     schema = yaml.safe_load((ROOT / "config" / "schema.yaml").read_text())
     assert schema["$defs"]["name"]["pattern"] == campaign.NAME_PATTERN
+
+
+def test_a_literal_brace_is_written_twice_as_the_error_says():
+    config = edit(("benchmarks", "spin", "build"), "{cc} -o {output} {source} -DSIZE=${SIZE}")
+    with pytest.raises(campaign.ConfigError, match=r"for a literal brace write it twice, "
+                                                   r"e\.g\. \$\{\{SIZE\}\}"):
+        load(config)
+    config = edit(("benchmarks", "spin", "build"), "{cc} -o {output} {source} -DSIZE=${{SIZE}}")
+    loaded, _ = load(config)
+    assert campaign.build_command(loaded, "spin", "/o").endswith("-DSIZE=${SIZE}")
+
+
+def test_params_expand_a_benchmark_into_one_per_value_usable_in_every_command():
+    config = base() | {"weights": {"spin": 2}}
+    config["benchmarks"]["spin"] |= {
+        "params": {"class": ["S", "W"], "n": 4, "mode": ["a", "b"]},
+        "build": "{cc} -DCLASS={class} -o {output} {source}",
+        "input": "{n} {class}", "run": "{binary} -t {threads} {input} {mode}"}
+    loaded, _ = load(config)
+    assert list(loaded["benchmarks"]) == ["spin-S-a", "spin-S-b", "spin-W-a", "spin-W-b"]
+    assert loaded["weights"] == dict.fromkeys(loaded["benchmarks"], 2)
+    assert campaign.run_argv(loaded, "spin-W-b", "/b/spin", 8) == ["/b/spin", "-t", "8", "4", "W",
+                                                                  "b"]
+    assert "-DCLASS=W -o /out" in campaign.build_command(loaded, "spin-W-a", "/out")
+    assert loaded["benchmarks"]["spin-S-a"]["description"].endswith("(class=S, mode=a)")
+
+
+def test_commands_get_absolute_paths_and_the_thread_count():
+    config = base()
+    config["benchmarks"]["spin"]["run"] = "{binary} -t {threads} {input}"
+    loaded, _ = load(config)
+    assert campaign.run_argv(loaded, "spin", "bin/spin", 3) == [
+        str(Path("bin/spin").resolve()), "-t", "3", "10"]
+    assert f" -o {Path('out/spin').resolve()} " in campaign.build_command(loaded, "spin", "out/spin")
+
+
+def test_source_is_needed_only_by_the_commands_that_run():
+    config = base()
+    config["benchmarks"]["spin"] = {"build": "cp /bin/true {output}", "run": "{binary}"}
+    loaded, _ = load(config)  # nothing traced: trace_build's {source} does not matter
+    assert campaign.build_sources(loaded, "spin") == []
+    config = base() | {"strategies": ["os", "gp"]}
+    config["benchmarks"]["spin"] = {"build": "cp /bin/true {output}", "run": "{binary}"}
+    with pytest.raises(campaign.ConfigError, match="benchmarks.spin.source: required by the "
+                                                   "trace_build command"):
+        load(config)
+
+
+def test_declared_inputs_and_tree_are_what_the_build_reads_and_writes():
+    config = base()
+    config["benchmarks"]["spin"] |= {"inputs": ["tests/data/*.c", "tests/data/none/*.h"],
+                                     "tree": "tests/data",
+                                     "build": "cd {tree} && cc -o {output} spin.c",
+                                     "trace_build": "cd {tree} && cc {trace_cflags} -o {output}"}
+    loaded, _ = load(config)
+    files = campaign.build_sources(loaded, "spin")
+    assert str(ROOT / "tests/data/spin.c") in files and all(f.endswith(".c") for f in files)
+    spin = str(ROOT / "tests/data/spin.c")
+    assert spin not in campaign.build_sources(loaded, "spin", frozenset([spin]))
+    assert campaign.build_tree(loaded, "spin") == str(ROOT / "tests/data")
+    assert campaign.build_command(loaded, "spin", "/o").startswith(f"cd {ROOT}/tests/data && ")
+    assert campaign.build_command(loaded, "spin", "/b/x.traced", ("-T", "-L")).startswith(
+        "cd /b/x.traced.tree && ")

@@ -53,9 +53,12 @@ def test_os_runs_are_not_bound(spin_binaries, tmp_path):
 
 @pytest.mark.parametrize("args, overrides, failure", [
     (["20", "crash"], {}, "exit status 3"),
-    (["20", "bad"], {}, "validation regex not found"),
+    (["20", "bad"], {}, "validation regex '^validation: OK$' not found"),
     (["20", "hang"], {"timeout_s": 0.5}, "timeout after 0.5 s"),
-    (["20"], {"time_regex": r"^no_such_line: (\S+)$"}, "time regex found no number"),
+    (["20"], {"time_regex": r"^no_such_line: (\S+)$"},
+     r"time regex '^no_such_line: (\\S+)$' found no number"),
+    (["20", "crash"], {"exit_status": [0, 4]}, "exit status 3"),
+    (["20"], {"metrics": {"rate": r"^rate: (\S+)$"}}, r"metric regex '^rate: (\\S+)$' (rate)"),
 ])
 def test_failures_are_recorded_not_raised(spin_binaries, tmp_path, args, overrides, failure):
     binary = str(spin_binaries["gcc"])
@@ -100,9 +103,16 @@ def test_affinity_lines_of_both_runtimes(text, expected):
 
 def test_verification_results():
     assert verify.verify([1, 0], {0: {1}, 1: {0}}) == "ok"
-    assert verify.verify([1, 0], {0: {1}}) == "missing"
+    assert verify.verify([1, 0, 2], {0: {1}, 2: {2}}) == "missing"
     assert verify.verify([1, 0], {0: {0}, 1: {0}}) == "mismatch"
-    assert verify.verify([1, 0], {0: {1}, 1: {0}, 2: {0}}) == "mismatch"
+    assert verify.verify([1, 0], {0: {1}, 1: {0}, 3: {0}}) == "mismatch"
+    # a whole team of another size: the program chose its thread count, bound or not
+    assert verify.verify([1, 0], {0: {1}}) == "threads"
+    assert verify.verify([1, 0], {0: {1}, 1: {0}, 2: {0}}) == "threads"
+    assert verify.verify(None, {0: {1}, 1: {0}, 2: {0}}, threads=2) == "threads"
+    assert verify.verify(None, {0: {0, 1}, 1: {0, 1}}, threads=2) == "n/a"
+    assert verify.verify(None, {}, threads=2) == "missing"  # no team of two ever ran
+    assert verify.verify(None, {}) == "n/a"
     assert verify.verify([1, 0], {0: {1}, 1: {0, 1}}) == "mismatch"
     assert verify.verify(None, {}) == "n/a"
 
@@ -131,14 +141,39 @@ def test_journal_resumes_drops_torn_lines_and_sets_aside_other_measurements(tmp_
     assert other.runs == {} and other.set_aside and other.set_aside.exists()
 
 
-@pytest.mark.parametrize("threads, pus, fingerprint", [
-    (2, [1, 0], "c5e026451eb8f969998414e283b3e61c2be26884ce461c45419f1788465663ba"),
-    (1, [1], "4963b2f3857c09b67575f4e38e369a0d3bb24664db93cc7cc19ece663205f48d"),
+@pytest.mark.parametrize("threads, pus, legacy, fingerprint", [
+    (2, [1, 0], "c5e026451eb8f969998414e283b3e61c2be26884ce461c45419f1788465663ba",
+     "8f30d73f84087c365d571506c0c17b60afe94150c43bd8033ec04ff657ad2897"),
+    (1, [1], "4963b2f3857c09b67575f4e38e369a0d3bb24664db93cc7cc19ece663205f48d",
+     "e9b4c08c4d340e3d66b6a7cbdbc9cfe98b9b22d2fe259cbfd0c7629a8446f0d0"),
 ])
 def test_fingerprints_of_journals_already_written_do_not_drift(tmp_path, monkeypatch, threads,
-                                                               pus, fingerprint):
-    """A resumed job reuses journaled runs only while its hash is the one they were written with."""
+                                                               pus, legacy, fingerprint):
+    """A resumed job reuses journaled runs only while its hash is one they were written with:
+    today's, or (journals of earlier pinbench, same measurement) the legacy one, which the
+    workflow's absolute binary path does not change; today's does not hold the placement's J."""
     monkeypatch.chdir(tmp_path)
     Path("prog").write_text("not a real program\n")
     spec = job(Path("prog"), {"compact": fixed(pus)}, threads=threads, env={"A": "1"})
-    assert spec.fingerprint() == fingerprint
+    assert spec.fingerprint() == fingerprint and spec.legacy_fingerprint() == legacy
+    moved = job(Path("prog").resolve(), {"compact": fixed(pus)}, threads=threads, env={"A": "1"})
+    assert moved.fingerprint() == fingerprint and moved.resumable() == (legacy,)
+    retraced = job(Path("prog").resolve(), {"compact": fixed(pus) | {"J": 3.5}},
+                   threads=threads, env={"A": "1"})
+    assert retraced.fingerprint() == fingerprint
+    assert job(Path("prog"), {"compact": fixed(pus)}, threads=threads, env={"A": "1"},
+               exit_status=[0, 1]).resumable() == ()
+
+
+def test_a_changed_measurement_says_what_changed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("prog").write_text("not a real program\n")
+    spec = job(Path("prog"), {"compact": fixed([1, 0]), "os": {"strategy": "os", "pus": None}})
+    journal = Journal(tmp_path / "j.jsonl", spec.fingerprint(), parts=spec.fingerprint_parts())
+    journal.append({"strategy": "os", "repetition": 0, "time_s": 1.0})
+    moved = job(Path("prog"), {"compact": fixed([0, 1]), "os": {"strategy": "os", "pus": None}})
+    again = Journal(tmp_path / "j.jsonl", moved.fingerprint(), parts=moved.fingerprint_parts())
+    assert again.runs == {} and again.set_aside_runs == 1
+    assert again.changed == "placement of compact changed"
+    why = json.loads(Path(f"{again.set_aside}.why").read_text())
+    assert why["runs"] == 1 and why["changed"] == "placement of compact changed"

@@ -38,7 +38,7 @@ def test_identical_placements_are_measured_once_and_named(spin_binaries, tmp_pat
 def test_a_journal_from_before_the_merge_goes_on_measuring_every_strategy(spin_binaries, tmp_path):
     spec = job(spin_binaries["gcc"], PLACEMENTS, repetitions=2, same_as={"scatter": "compact"},
                quiet=QUIET)
-    old = Journal(tmp_path / "j.jsonl", spec.fingerprint(merged=False))  # as written before
+    old = Journal(tmp_path / "j.jsonl", spec.legacy_fingerprint(merged=False))  # as written before
     first = run_job(job(spin_binaries["gcc"], PLACEMENTS, repetitions=2, quiet=QUIET),
                     tmp_path / "other.jsonl", tmp_path / "o.csv", str(tmp_path / "lock"), silent)
     old.append(next(r for r in first if r.strategy == "scatter").as_row())

@@ -148,3 +148,25 @@ def test_verdict_wording_follows_the_verdict(tmp_path):
     x, y = html.index("<td>x</td>"), html.index("<td>y</td>")
     assert "not distinguishable from b (p 0.3)" in html[x:y]
     assert "clearly faster than the runner-up b (p 0.001)" in html[y:]
+
+
+def test_measurements_set_aside_are_shown_not_hidden(tmp_path):
+    """A journal set aside because the measurement changed is listed with what changed and how
+    many finished runs it holds, both at the end of the campaign and in the report."""
+    from affinity.measure.journal import Journal
+    from affinity.results.layout import Layout
+    from affinity.workflow.rules import set_aside
+    from reports.html_report import build_report
+
+    layout = Layout(str(tmp_path / "c"))
+    path = Path(layout.journal("m", "spin", 2))
+    first = Journal(path, "a", parts={"binary": "1", "placement of gp": "x"})
+    for rep in range(3):
+        first.append({"strategy": "gp", "repetition": rep, "time_s": 1.0})
+    Journal(path, "b", parts={"binary": "1", "placement of gp": "y"})
+    [line] = set_aside(layout, ["m"])
+    assert line.startswith("m/spin/t2: 3 runs set aside (placement of gp changed): ")
+    config = {"campaign": "c", "machines": {"m": {"topology": "auto"}}, "benchmarks": {},
+              "baseline": "os", "confidence": 0.95}
+    html = build_report(layout, config, ["m"]).read_text()
+    assert "Measurements set aside" in html and "3 runs (placement of gp changed)" in html

@@ -57,8 +57,14 @@ def test_tiny_campaign_end_to_end(tmp_path, cc):
     assert "measure" in plan.stdout and "This was a dry-run" in plan.stdout
 
     run = snakemake(work)
-    assert run.returncode == 0, run.stderr[-3000:]
+    # every run of `crash` fails: the campaign fails in one line, keeping results and report
+    assert run.returncode == 1, run.stderr[-3000:]
+    [failed] = [line for line in run.stderr.splitlines() if line.startswith("campaign failed")]
+    assert failed.startswith(f"campaign failed: {len(STRATEGIES)} cell(s) without a usable run: "
+                             "here/crash/t") and "(3 x exit status 3)" in failed
+    assert "Traceback" not in run.stderr
     results = work / "results" / "tiny"
+    assert (results / "report" / "index.html").is_file()
     rows = read_csv(results / "runs.csv")
     threads = str(len(os.sched_getaffinity(0)))
     spin = [r for r in rows if r["benchmark"] == "spin"]

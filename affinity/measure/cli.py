@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--lock", default=os.environ.get("PINBENCH_LOCK", DEFAULT_LOCK))
     parser.add_argument("--log", type=Path, help="also append progress lines to this file")
+    parser.add_argument("--outputs", type=Path,
+                        help="keep each run's output (compressed) in this folder")
     args = parser.parse_args(argv)
     spec = json.loads(args.spec)
     placements = {}
@@ -47,5 +49,5 @@ def main(argv: list[str] | None = None) -> int:
             log.write(line + "\n")
             log.flush()
 
-    run_job(Job(**spec), args.journal, args.out, args.lock, say)
+    run_job(Job(**spec), args.journal, args.out, args.lock, say, args.outputs)
     return 0

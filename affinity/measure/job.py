@@ -11,6 +11,11 @@ measured once under the first of them; its runs name the others
 (``stands_for``). A job resumed from a journal written before this rule (its
 fingerprint is the one without ``same_as``) keeps measuring every strategy.
 
+The journal's fingerprint (:meth:`Job.fingerprint_parts`) covers the binary's bytes,
+the command and each strategy's PUs, not how the placement was found: a rebuild
+that makes the same binary, or a re-trace that moves no thread, resumes the
+journal. Anything else sets the journal aside, and the job says what changed.
+
 With a ``stopping`` rule (:mod:`affinity.measure.stopping`) the runs go in
 rounds and the job may end before ``repetitions`` rounds; resumed, it replays
 the rule on the journaled runs, so it stops where it would have.
@@ -38,6 +43,7 @@ from pathlib import Path
 from affinity.measure import verify
 from affinity.measure.journal import Journal
 from affinity.measure.lock import DEFAULT_LOCK, MachineLock
+from affinity.measure.outputs import keep
 from affinity.measure.spawn import RunResult, base_environment, run_once
 from affinity.measure.stopping import precise_enough, rounds_order
 from affinity.measure.system import wait_until_quiet
@@ -73,15 +79,46 @@ class Job:
     #: the early-stopping rule (:mod:`affinity.measure.stopping`): {"policy": "precision",
     #: "min": rounds, "precision": share of the median, "confidence": level}; None: every run
     stopping: dict | None = None
+    #: the benchmark's binary, whose bytes the fingerprint holds (default: ``argv[0]``)
+    binary: str | None = None
+    #: the exit statuses that mean success
+    exit_status: list[int] = field(default_factory=lambda: [0])
+    #: more numbers from each run's output: name -> regex whose first group is the number
+    metrics: dict[str, str] = field(default_factory=dict)
 
-    def fingerprint(self, merged: bool = True) -> str:
-        """Hash of all that defines the measurement, the binary's bytes included.
+    def fingerprint_parts(self) -> dict[str, str]:
+        """A hash of each thing that defines the measurement: the binary's bytes, the
+        command (arguments, environment, how a run is judged), the plan (repetitions, order,
+        merged strategies, stopping rule) and each strategy's placement (only its PUs:
+        a re-trace that moves no thread changes none of these)."""
+        binary = os.path.abspath(self.binary or self.argv[0])
+        argv = ["{binary}" if os.path.abspath(arg) == binary else arg for arg in self.argv]
+        parts = {
+            "binary": hashlib.sha256(Path(binary).read_bytes()).hexdigest(),
+            "command": _digest([argv, self.env, self.validate, self.time_regex,
+                                self.timeout_s, sorted(self.exit_status), self.metrics]),
+            "plan": _digest([self.machine, self.benchmark, self.threads, self.repetitions,
+                             self.seed, self.order, self.same_as, self.stopping]),
+        }
+        for strategy, record in sorted(self.placements.items()):
+            parts[f"placement of {strategy}"] = _digest(
+                [record.get("pus"), record.get("pus_by_repetition")])
+        return parts
 
-        ``merged=False``: the hash without ``same_as``, as journals were written before
-        identical placements were merged (the same hash when nothing is merged).
-        """
-        digest = hashlib.sha256(Path(self.argv[0]).read_bytes()).hexdigest()
+    def fingerprint(self) -> str:
+        """The hash of :meth:`fingerprint_parts`: a journal with another one holds another
+        measurement."""
+        return _digest(self.fingerprint_parts())
+
+    def legacy_fingerprint(self, merged: bool = True) -> str:
+        """The hash journals were written with before :meth:`fingerprint_parts` (the whole
+        placement records, the command as given with a relative binary path), so that they
+        resume. ``merged=False``: as written before identical placements were merged."""
+        binary = os.path.abspath(self.binary or self.argv[0])
+        digest = hashlib.sha256(Path(binary).read_bytes()).hexdigest()
         fields = {name: getattr(self, name) for name in MEASUREMENT_FIELDS}
+        fields["argv"] = [os.path.relpath(arg) if os.path.isabs(arg) and arg == binary else arg
+                          for arg in self.argv]
         if merged and self.same_as:
             fields["same_as"] = self.same_as
         if self.stopping:
@@ -89,8 +126,19 @@ class Job:
         blob = json.dumps([fields, digest], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
+    def resumable(self) -> tuple[str, ...]:
+        """The older fingerprints whose journals this job resumes, merged first: those of
+        the same measurement (where exit statuses and metrics had no meaning yet)."""
+        if sorted(self.exit_status) != [0] or self.metrics:
+            return ()
+        return tuple(dict.fromkeys([self.legacy_fingerprint(), self.legacy_fingerprint(False)]))
 
-#: The fields of a job that define what it measures (the quiet policy decides only when).
+
+def _digest(value) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+#: The fields of a job that defined what it measured in :meth:`Job.legacy_fingerprint`.
 MEASUREMENT_FIELDS = ("machine", "benchmark", "threads", "argv", "env", "validate",
                       "time_regex", "timeout_s", "repetitions", "seed", "order", "placements")
 
@@ -130,43 +178,81 @@ def governor(pus: list[int] | None) -> str:
     return "/".join(sorted(found)) or "unreadable"
 
 
-def judge(job: Job, result: RunResult) -> tuple[str, bool, float | None, str]:
-    """(failure reason or "", validated, time_s, time source) of one run."""
+def number(text: str) -> tuple[float, float] | None:
+    """A number as a program printed it, and its resolution: one unit of its last digit.
+
+    >>> number("0.01"), number("12"), number("1.50e-3"), number("x")
+    ((0.01, 0.01), (12.0, 1.0), (0.0015, 1e-05), None)
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    mantissa, _, exponent = text.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return value, float(f"1e{int(exponent or 0) - decimals}")
+
+
+def judge(job: Job, result: RunResult) -> tuple[str, bool, float | None, str, float | None]:
+    """(failure reason or "", validated, time_s, time source, the printed time's resolution)
+    of one run."""
     validated = re.search(job.validate, result.stdout, re.MULTILINE) is not None
     time_s: float | None = result.wall_s
-    source = "wall"
+    source, resolution = "wall", None
     if job.time_regex:
         match = re.search(job.time_regex, result.stdout, re.MULTILINE)
-        source = "regex"
-        try:
-            time_s = float(match.group(1)) if match else None
-        except ValueError:
-            time_s = None
+        source, time_s = "regex", None
+        found = number(match.group(1)) if match else None
+        if found:
+            time_s, resolution = found
     if result.error:
         failure = result.error
     elif result.timed_out:
         failure = f"timeout after {job.timeout_s:g} s"
-    elif result.exit_status != 0:
+    elif result.exit_status not in job.exit_status:
         failure = f"exit status {result.exit_status}"
     elif not validated:
-        failure = "validation regex not found in the output"
+        failure = f"validation regex {job.validate!r} not found in the output"
     elif time_s is None:
-        failure = "time regex found no number in the output"
+        failure = f"time regex {job.time_regex!r} found no number in the output"
+    elif time_s <= 0:
+        failure = (f"printed time {time_s:g} s is not positive (printed to {resolution:g} s)"
+                   if resolution else f"time {time_s:g} s is not positive")
     else:
         failure = ""
-    return failure, validated, time_s, source
+    return failure, validated, time_s, source, resolution
+
+
+def metrics(job: Job, stdout: str) -> tuple[dict[str, float], list[str]]:
+    """The run's named metrics, and the names whose regex found no number."""
+    found, missing = {}, []
+    for name, pattern in job.metrics.items():
+        match = re.search(pattern, stdout, re.MULTILINE)
+        value = number(match.group(1)) if match else None
+        if value is None:
+            missing.append(name)
+        else:
+            found[name] = value[0]
+    return found, missing
 
 
 def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
-                scratch: Path) -> RunRecord:
-    """Run one repetition of one strategy and return its record."""
+                scratch: Path, outputs: Path | None = None) -> RunRecord:
+    """Run one repetition of one strategy and return its record; keep its output in
+    ``outputs`` (:mod:`affinity.measure.outputs`) when given."""
     pus = pus_for(job.placements[strategy], repetition)
     env = run_environment(job, pus)
     load_1m = os.getloadavg()[0]
     gov = governor(pus)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
     result = run_once(job.argv, env, job.timeout_s, scratch)
-    failure, validated, time_s, source = judge(job, result)
+    failure, validated, time_s, source, resolution = judge(job, result)
+    if outputs is not None:
+        keep(outputs, strategy, repetition, result.exit_status, result.stdout, result.stderr)
+    values, missing = metrics(job, result.stdout)
+    if missing and not failure:
+        failure = (f"metric regex {job.metrics[missing[0]]!r} ({missing[0]}) found no number "
+                   "in the output")
     observed = verify.observed_binding(result.stdout + "\n" + result.stderr)
     if job.threads == 1:  # libgomp reports no one-thread team: ask the kernel
         observed = verify.with_initial_thread(observed, result.exit_cpus)
@@ -180,10 +266,11 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
         ok=not failure, failure=failure, time_s=time_s, time_source=source,
         wall_s=result.wall_s, user_s=round(result.user_s, 6), sys_s=round(result.sys_s, 6),
         exit_status=result.exit_status, timed_out=result.timed_out,
-        validated=validated, verification=verify.verify(pus, observed),
+        validated=validated, verification=verify.verify(pus, observed, job.threads),
         pus=" ".join(map(str, pus)) if pus is not None else "",
         observed=verify.format_binding(observed), load_1m=load_1m, governor=gov,
-        started_at=started, other_cpu=result.other_cpu,
+        started_at=started, other_cpu=result.other_cpu, time_resolution_s=resolution,
+        metrics=json.dumps(values, sort_keys=True) if values else "",
     )
 
 
@@ -207,15 +294,22 @@ def failure_summary(records: list[RunRecord]) -> str:
 
 
 def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LOCK,
-            say=lambda line: print(line, file=sys.stderr, flush=True)) -> list[RunRecord]:
-    """Run (or resume) a measurement job and write its runs table to ``out``."""
+            say=lambda line: print(line, file=sys.stderr, flush=True),
+            outputs: Path | None = None) -> list[RunRecord]:
+    """Run (or resume) a measurement job and write its runs table to ``out``; keep each
+    run's output under ``outputs``, in a folder named after the journal's fingerprint."""
     label = f"[{job.machine} {job.benchmark} t{job.threads}]"
     with MachineLock(lock_path, lambda line: say(f"{label} {line}")):
-        primary, legacy = job.fingerprint(), job.fingerprint(merged=False)
-        journal = Journal(journal_path, primary, also=(legacy,) if legacy != primary else ())
+        parts = job.fingerprint_parts()
+        older = job.resumable()
+        journal = Journal(journal_path, job.fingerprint(), also=older, parts=parts)
         if journal.set_aside:
-            say(f"{label} the measurement changed; previous journal kept as {journal.set_aside}")
-        same_as = job.same_as if journal.fingerprint == primary else {}
+            say(f"{label} WARNING: the measurement changed ({journal.changed}): "
+                f"{journal.set_aside_runs} finished runs set aside in {journal.set_aside}, "
+                "not used, and measured again")
+        unmerged = len(older) == 2 and journal.fingerprint == older[1]
+        same_as = {} if unmerged else job.same_as
+        kept = outputs / journal.fingerprint[:16] if outputs is not None else None
         measured = [s for s in job.placements if s not in same_as]
         stands_for = {s: [o for o in job.placements if same_as.get(o) == s] for s in measured}
         for strategy, others in stands_for.items():
@@ -242,7 +336,7 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                     say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
                         f"busy for {max_wait:g} s: measuring anyway "
                         "(python -m affinity.measure.system names them)")
-                record = measure_one(job, strategy, rep, index, scratch)
+                record = measure_one(job, strategy, rep, index, scratch, kept)
                 record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
                 noisy = record.other_cpu is not None and record.other_cpu > threshold
                 journal.append(record.as_row())

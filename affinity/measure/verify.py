@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from affinity.results.runs import MISMATCH, MISSING, NOT_BOUND, VERIFIED
+from affinity.results.runs import MISMATCH, MISSING, NOT_BOUND, THREADS, VERIFIED
 
 TOKEN = "pinbench-affinity"
 #: The format given to the runtime: thread number, then its affinity set.
@@ -64,15 +64,27 @@ def with_initial_thread(observed: dict[int, frozenset[int]],
     return observed | {0: observed.get(0, frozenset()) | parse_cpu_list(exit_cpus)}
 
 
-def verify(planned: list[int] | None, observed: dict[int, frozenset[int]]) -> str:
+def verify(planned: list[int] | None, observed: dict[int, frozenset[int]],
+           threads: int | None = None) -> str:
     """``ok`` when thread i ran on exactly ``planned[i]`` for every i.
 
-    ``n/a`` for an unbound run, ``missing`` when some thread reported nothing
-    (the runtime ignored the request, or the program ran no parallel region;
-    at one thread, also the kernel said nothing), ``mismatch`` otherwise.
+    ``threads`` when the runtime reported a whole team of another size than ``threads``
+    (default: the planned count), bound or not: the program chose its own thread count;
+    ``n/a`` for an unbound run that reported its team, ``missing`` when some thread reported
+    nothing (the runtime ignored the request, or the program ran no parallel region of more
+    than one thread, bound or not: libgomp reports no one-thread team; at one thread, also
+    the kernel said nothing), ``mismatch`` otherwise.
+
+    >>> verify(None, {0: {0}, 1: {1}}, 4), verify(None, {0: {0}, 1: {1}}, 2), verify(None, {}, 2)
+    ('threads', 'n/a', 'missing')
     """
+    if threads is None:
+        threads = len(planned) if planned is not None else None
+    team = set(range(len(observed)))
+    if threads is not None and observed and set(observed) == team and len(team) != threads:
+        return THREADS
     if planned is None:
-        return NOT_BOUND
+        return MISSING if threads is not None and threads > 1 and not observed else NOT_BOUND
     if any(i not in observed for i in range(len(planned))):
         return MISSING
     if set(observed) != set(range(len(planned))):

@@ -5,10 +5,14 @@
     results/<campaign>/
       <machine>/topology.xml                              hwloc XML, as measured or planned
       <machine>/bin/<bench>, <bench>.traced               builds
+      <machine>/bin/.generated/<tree digest>.txt          files builds wrote among their inputs
       <machine>/affinity/<bench>/t<N>.csv, t<N>.json      affinity matrix, how it was made
+      <machine>/affinity/<bench>/.cache/t<N>-<key>.csv    every trace made, by what it traced
       <machine>/placements/<bench>/t<N>/<strategy>.json   placement files
       <machine>/journal/<bench>/t<N>.jsonl                a measurement job's journal
+      <machine>/journal/<bench>/t<N>.jsonl.stale-<time>   one set aside (+ .why: what changed)
       <machine>/runs/<bench>/t<N>.csv                     a measurement job's runs table
+      <machine>/output/<bench>/t<N>/<fingerprint>/        each run's output, compressed
       <machine>/environment.json                          the machine and toolchain
       <machine>/plan.txt                                  every placement, readable
       <machine>/logs/<stage>/...                          one log per job
@@ -24,6 +28,8 @@ Paths are strings, relative to the workflow's working directory.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +78,13 @@ class Layout:
         """A benchmark's build; ``traced``: its tsan-instrumented variant."""
         return f"{self.root}/{machine}/bin/{bench}{'.traced' if traced else ''}"
 
+    def generated(self, machine: str, tree: str) -> str:
+        """The files that builds in one source tree wrote among their inputs (so, from then on,
+        not inputs of any build there); ``tree`` as :func:`affinity.workflow.campaign.build_tree`
+        names it."""
+        digest = hashlib.sha256(tree.encode()).hexdigest()[:16]
+        return f"{self.root}/{machine}/bin/.generated/{digest}.txt"
+
     def matrix(self, machine: str, bench: str, threads) -> str:
         """The affinity matrix of a benchmark at ``threads`` threads."""
         return f"{self.root}/{machine}/affinity/{bench}/t{threads}.csv"
@@ -80,11 +93,19 @@ class Layout:
         """How that matrix was made (:func:`sidecar_path`)."""
         return str(sidecar_path(self.matrix(machine, bench, threads)))
 
+    def trace_cache(self, machine: str, bench: str, threads, key: str) -> str:
+        """A trace kept by what was traced (``key``: binary, command, settings), to reuse."""
+        return f"{self.root}/{machine}/affinity/{bench}/.cache/t{threads}-{key}.csv"
+
     def placement(self, machine: str, bench: str, threads, strategy: str) -> str:
         return f"{self.root}/{machine}/placements/{bench}/t{threads}/{strategy}.json"
 
     def journal(self, machine: str, bench: str, threads) -> str:
         return f"{self.root}/{machine}/journal/{bench}/t{threads}.jsonl"
+
+    def outputs(self, machine: str, bench: str, threads) -> str:
+        """The folder of a measurement job's kept run outputs (one subfolder per journal)."""
+        return f"{self.root}/{machine}/output/{bench}/t{threads}"
 
     def runs(self, machine: str, bench: str, threads) -> str:
         """The runs table of one measurement job."""
@@ -133,6 +154,20 @@ class Layout:
         """Every placement file of a machine on disk, in path order, with what it is for."""
         paths = sorted(Path(self.machine(machine)).glob("placements/*/t*/*.json"))
         return [(placement_key(path), path) for path in paths]
+
+    def set_aside_journals(self, machine: str) -> list[dict]:
+        """Every journal of a machine set aside as another measurement's, in path order
+        (:mod:`affinity.measure.journal`): its benchmark, threads, path, finished runs and
+        what changed."""
+        notes = []
+        for path in sorted(Path(self.machine(machine)).glob("journal/*/t*.jsonl.stale-*[0-9]")):
+            why = Path(f"{path}.why")
+            note = json.loads(why.read_text()) if why.is_file() else {}
+            runs = note.get("runs", max(0, len(path.read_text().splitlines()) - 1))
+            notes.append({"machine": machine, "benchmark": path.parent.name,
+                          "threads": int(path.name.split(".")[0][1:]), "path": str(path),
+                          "runs": runs, "changed": note.get("changed", "the measurement changed")})
+        return notes
 
     def matrix_files(self, machine: str) -> list[tuple[str, Path]]:
         """Every affinity matrix of a machine on disk, in path order, with its benchmark."""

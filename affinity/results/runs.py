@@ -14,10 +14,11 @@ import typing
 from pathlib import Path
 
 #: The values of ``verification``: every thread ran where planned, some thread ran elsewhere,
-#: some thread reported no binding, the run was not bound (``os``).
-VERIFIED, MISMATCH, MISSING, NOT_BOUND = "ok", "mismatch", "missing", "n/a"
-#: Verification results that mean the run did not run where it was planned.
-MISPLACED = (MISMATCH, MISSING)
+#: some thread reported no binding, the run was not bound (``os``), the runtime ran another
+#: number of threads than asked (the program set its own count, bound or not).
+VERIFIED, MISMATCH, MISSING, NOT_BOUND, THREADS = "ok", "mismatch", "missing", "n/a", "threads"
+#: Verification results that mean the run did not run as planned.
+MISPLACED = (MISMATCH, MISSING, THREADS)
 
 
 @dataclasses.dataclass
@@ -40,7 +41,7 @@ class RunRecord:
     exit_status: int  #: exit code, or -signal
     timed_out: bool
     validated: bool
-    verification: str  #: "ok", "mismatch", "missing", or "n/a" (not bound)
+    verification: str  #: "ok", "mismatch", "missing", "threads", or "n/a" (not bound)
     pus: str  #: the planned PU of each thread, space-separated ("" when not bound)
     observed: str  #: the binding the runtime reported, "thread:cpus ..."
     load_1m: float  #: load average before the run
@@ -53,6 +54,10 @@ class RunRecord:
     other_cpu: float | None = None
     #: seconds the launcher waited for the machine to be quiet before the run
     quiet_wait_s: float | None = None
+    #: one unit of the last digit of the time the program printed (None: wall time)
+    time_resolution_s: float | None = None
+    #: the benchmark's other metrics (``metrics`` in the campaign), as JSON: {"name": value}
+    metrics: str = ""
 
     @property
     def cell(self) -> tuple[str, str, int, str]:

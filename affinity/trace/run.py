@@ -28,7 +28,10 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 from affinity.graph.matrix import MatrixError, read_matrix
 from affinity.results.layout import sidecar_path
@@ -55,6 +58,12 @@ def _program_path(argv0: str) -> Path:
     return path
 
 
+def _is_script(path: Path) -> bool:
+    """Whether ``path`` starts with ``#!`` (an interpreter runs it)."""
+    with path.open("rb") as handle:
+        return handle.read(2) == b"#!"
+
+
 def _linked_with_runtime(path: Path) -> bool | None:
     """True/False for an ELF file (does it hold the tsan runtime's marker?), None otherwise."""
     try:
@@ -70,17 +79,21 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
           weight: str = DEFAULT_WEIGHT, line_bytes: int = 64, *,
           env: dict[str, str] | None = None,
           stdout=None, stderr=None, timeout: float | None = None,
-          raw: Path | str | None = None, tracer_options: list[str] | None = None) -> dict:
+          raw: Path | str | None = None, tracer_options: list[str] | None = None,
+          exit_status: Sequence[int] = (0,)) -> dict:
     """Run ``program_argv`` with OMP_NUM_THREADS=threads under ``tracer``; return the sidecar.
 
     Writes ``out_csv`` (the N x N matrix) and its sidecar (``out_csv`` with ``.json``).
     For ``tsan`` the program must have been built with ``traced_build_flags()``.
     ``env`` replaces os.environ as the base environment; ``stdout``/``stderr`` go to
     subprocess.run (default: inherited); ``raw`` also writes "line,thread,count" records;
-    ``tracer_options`` go to valgrind or pin before the tool's own options.
+    ``tracer_options`` go to valgrind or pin before the tool's own options; ``exit_status``:
+    the program's exit statuses that mean success.
     Raises TraceError (one line) if the tracer is missing, the program fails, no
     matrix was written, or a ``parallel-`` weight with more than one thread counted no
-    access (no OpenMP parallel region was seen: a matrix of zeros would mean nothing).
+    access (no OpenMP parallel region was seen: a matrix of zeros would mean nothing), or
+    a binary tracer is asked to trace a script (it would trace the interpreter). A matrix
+    without any shared line gets a warning in the sidecar (``warnings``).
     """
     if tracer not in TRACERS:
         raise TraceError(f"unknown tracer {tracer!r} (choose from {', '.join(TRACERS)})")
@@ -93,6 +106,10 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     if not program_argv:
         raise TraceError("no program to trace")
     program = _program_path(program_argv[0])
+    if tracer != "tsan" and _is_script(program):
+        raise TraceError(f"{program_argv[0]} is a script: the {tracer} tracer would trace its "
+                         "interpreter, not the OpenMP program it starts (trace the program "
+                         "itself, or build it for the tsan tracer, whose runtime goes with it)")
     out_csv = Path(out_csv).resolve()
     out_json = sidecar_path(out_csv)
     out_csv.parent.mkdir(parents=True, exist_ok=True)
@@ -144,7 +161,7 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     except OSError as exc:
         raise TraceError(f"cannot run {cmd[0]}: {exc.strerror}") from None
     wall = time.monotonic() - start
-    if proc.returncode != 0:
+    if proc.returncode not in exit_status:
         how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
                else f"exited with status {proc.returncode}")
         raise TraceError(f"{program_argv[0]} {how} under the {tracer} tracer")
@@ -167,5 +184,10 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
         raise TraceError(f"{program_argv[0]} made no access inside an OpenMP parallel region "
                          f"that the {tracer} tracer recognised; weight "
                          f"{weight.removeprefix('parallel-')!r} counts every access")
+    if threads > 1 and np.count_nonzero(matrix) == np.count_nonzero(np.diag(matrix)):
+        sidecar["warnings"] = [
+            f"no cache line was shared by two of the {threads} threads (an all-zero matrix): "
+            "the graph strategies will place as if nothing were shared; is the traced program "
+            "the OpenMP program itself?"]
     out_json.write_text(json.dumps(sidecar, indent=2) + "\n")
     return sidecar

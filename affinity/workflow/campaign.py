@@ -6,6 +6,8 @@ e.g. ``benchmarks.triad.timeout_s: -1 is less than or equal to the minimum of 0`
 from __future__ import annotations
 
 import copy
+import glob
+import os
 import re
 import shlex
 import string
@@ -18,6 +20,7 @@ import yaml
 from affinity.place.domains import PlacementError
 from affinity.place.registry import needs_matrix
 from affinity.topology import Topology, TopologyError, is_synthetic, load
+from affinity.workflow.params import ParamsError, expand as expand_params
 
 #: Variables the launcher owns; a campaign may not set them.
 RESERVED_ENV = frozenset({"OMP_NUM_THREADS", "OMP_PLACES", "OMP_PROC_BIND",
@@ -25,7 +28,9 @@ RESERVED_ENV = frozenset({"OMP_NUM_THREADS", "OMP_PLACES", "OMP_PROC_BIND",
                           "KMP_AFFINITY"})
 BUILD_FIELDS = {"cc", "cflags", "ldflags", "source", "output"}
 TRACE_BUILD_FIELDS = BUILD_FIELDS | {"trace_cflags", "trace_ldflags"}
-RUN_FIELDS = {"binary", "input"}
+RUN_FIELDS = {"binary", "input", "threads"}
+#: The placeholders ``params`` may not take: those the commands already have.
+BUILTIN_FIELDS = TRACE_BUILD_FIELDS | RUN_FIELDS | {"tree"}
 #: Names of campaigns, machines and benchmarks (config/schema.yaml): safe as path parts.
 NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -93,8 +98,10 @@ def _check_template(template: str, allowed: set[str], where: str) -> set[str]:
     used = _placeholders(template, where)
     unknown = used - allowed
     if unknown:
-        raise ConfigError(f"{where}: unknown placeholder {{{sorted(unknown)[0]}}} "
-                          f"(known: {', '.join('{%s}' % a for a in sorted(allowed))})")
+        name = sorted(unknown)[0]
+        raise ConfigError(f"{where}: unknown placeholder {{{name}}} "
+                          f"(known: {', '.join('{%s}' % a for a in sorted(allowed))}; "
+                          f"for a literal brace write it twice, e.g. ${{{{{name}}}}})")
     return used
 
 
@@ -117,26 +124,60 @@ def _check_env(env: dict, where: str) -> None:
 
 
 def _check_benchmarks(config: dict, root: Path) -> None:
+    tracing = traces(config)
     for name, bench in config["benchmarks"].items():
         where = f"benchmarks.{name}"
-        used = _check_template(bench["build"], BUILD_FIELDS, f"{where}.build")
-        if "source" in used:
-            if "source" not in bench:
-                raise ConfigError(f"{where}.source: required by the build command")
+        params = set(bench["params"])
+        clash = sorted(params & BUILTIN_FIELDS)
+        if clash:
+            raise ConfigError(f"{where}.params.{clash[0]}: the name of a placeholder pinbench "
+                              "fills in; choose another")
+        has_tree = {"tree"} if "tree" in bench or "source" in bench else set()
+        used = _check_template(bench["build"], BUILD_FIELDS | params | has_tree, f"{where}.build")
+        traced = (_check_template(bench["trace_build"], TRACE_BUILD_FIELDS | params | has_tree,
+                                  f"{where}.trace_build") if tracing else set())
+        for field in ("input", "trace_input"):
+            if bench[field] is not None:
+                _check_template(bench[field], params | {"threads"}, f"{where}.{field}")
+        if "source" in bench:
             source = root / bench["source"]  # an absolute path stays as it is
             if not source.is_file():
                 raise ConfigError(f"{where}.source: {bench['source']} does not exist")
             bench["source"] = str(source)
+        elif "source" in used or "source" in traced:
+            command = "build" if "source" in used else "trace_build"
+            raise ConfigError(f"{where}.source: required by the {command} command")
         if "output" not in used:
             raise ConfigError(f"{where}.build: must write the binary to {{output}}")
-        traced = _check_template(bench["trace_build"], TRACE_BUILD_FIELDS, f"{where}.trace_build")
-        if "source" in traced and "source" not in bench:
-            raise ConfigError(f"{where}.source: required by the trace_build command")
-        if "binary" not in _check_template(bench["run"], RUN_FIELDS, f"{where}.run"):
+        if "binary" not in _check_template(bench["run"], RUN_FIELDS | params, f"{where}.run"):
             raise ConfigError(f"{where}.run: must start the built {{binary}}")
+        if "tree" in bench:
+            bench["tree"] = str(root / bench["tree"])
+        if "inputs" in bench:
+            bench["inputs"] = _input_patterns(bench["inputs"], root, f"{where}.inputs")
         _check_regex(bench["validate"], f"{where}.validate")
         _check_regex(bench["time_regex"], f"{where}.time_regex", groups=1)
+        for metric, pattern in bench["metrics"].items():
+            _check_regex(pattern, f"{where}.metrics.{metric}", groups=1)
         _check_env(bench["env"], f"{where}.env")
+
+
+def _input_patterns(patterns: list[str], root: Path, where: str) -> list[str]:
+    """The ``inputs`` patterns made absolute (relative ones are read from ``root``); a path
+    without a wildcard must exist (a pattern may match nothing until a build has run)."""
+    absolute = []
+    for pattern in patterns:
+        path = pattern if Path(pattern).is_absolute() else str(root / pattern)
+        if not glob.has_magic(path) and not Path(path).is_file():
+            raise ConfigError(f"{where}: {pattern} does not exist")
+        absolute.append(path)
+    return absolute
+
+
+def input_files(patterns: list[str]) -> list[str]:
+    """Every file the ``inputs`` patterns match now (``**`` spans folders), sorted, once."""
+    return sorted({path for pattern in patterns for path in glob.glob(pattern, recursive=True)
+                   if Path(path).is_file()})
 
 
 def resolve_topology(spec: str, presets: Path, root: Path) -> str:
@@ -197,6 +238,11 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     if config["baseline"] not in config["strategies"]:
         raise ConfigError(f"baseline: {config['baseline']!r} is not one of the campaign's strategies")
     _check_env(config["env"], "env")
+    try:
+        config["benchmarks"], config["weights"] = expand_params(config["benchmarks"],
+                                                                config["weights"])
+    except ParamsError as exc:
+        raise ConfigError(str(exc)) from None
     if config["stopping"] and config["stopping"]["min"] > config["repetitions"]:
         raise ConfigError(f"stopping.min: {config['stopping']['min']} rounds before stopping is "
                           f"more than the {config['repetitions']} repetitions")
@@ -219,36 +265,72 @@ def traces(config: dict) -> bool:
         when == "auto" and any(needs_matrix(s) for s in config["strategies"]))
 
 
+def _fields(entry: dict, **builtins: str) -> dict[str, str]:
+    """The values of a command's placeholders: the benchmark's params, then pinbench's own."""
+    return dict(entry["params"]) | builtins
+
+
 def build_command(config: dict, bench: str, output: str,
                   traced_flags: tuple[str, str] | None = None) -> str:
-    """The shell command that builds one benchmark into ``output``.
+    """The shell command that builds one benchmark into ``output`` (made an absolute path,
+    so a ``cd`` in the command does not break it; ``{tree}`` and ``{source}`` are absolute).
 
     With ``traced_flags`` (compile and link flags of the tsan tracer), the
-    benchmark's ``trace_build`` command, which builds the traced variant.
+    benchmark's ``trace_build`` command, which builds the traced variant (in a copy of
+    its ``tree``, if it has one: :func:`traced_tree`).
     """
     entry = config["benchmarks"][bench]
-    fields = dict(config["compiler"])
-    fields.update(output=shlex.quote(output), source=shlex.quote(entry.get("source", "")))
+    tree = traced_tree(output) if traced_flags and "tree" in entry else build_tree(config, bench)
+    fields = _fields(entry, **config["compiler"], output=shlex.quote(os.path.abspath(output)),
+                     source=shlex.quote(entry.get("source", "")), tree=shlex.quote(tree))
     if traced_flags is None:
         return entry["build"].format(**fields)
     fields.update(trace_cflags=traced_flags[0], trace_ldflags=traced_flags[1])
     return entry["trace_build"].format(**fields)
 
 
-def build_sources(config: dict, bench: str) -> list[str]:
-    """The files a build reads: the source and the C/C++ headers in its directory."""
-    source = config["benchmarks"][bench].get("source")
-    if source is None:
-        return []
-    headers = sorted(str(p) for ext in ("*.h", "*.hpp") for p in Path(source).parent.glob(ext))
-    return [source, *headers]
+def build_sources(config: dict, bench: str, generated: frozenset[str] = frozenset()) -> list[str]:
+    """The files a build reads: its ``inputs``, or the source and the C/C++ headers beside it;
+    but not those a build of it wrote (``generated``: such a file changes with every build)."""
+    entry = config["benchmarks"][bench]
+    if "inputs" in entry:
+        files = input_files(entry["inputs"])
+    elif "source" in entry:
+        source = entry["source"]
+        files = [source, *sorted(str(p) for ext in ("*.h", "*.hpp")
+                                 for p in Path(source).parent.glob(ext))]
+    else:
+        files = []
+    return [path for path in files if path not in generated]
 
 
-def run_argv(config: dict, bench: str, binary: str, traced: bool = False) -> list[str]:
-    """The argument vector of one run (no shell, so the launcher times the program itself).
+def traced_tree(output: str) -> str:
+    """Where the traced variant ``output`` of a benchmark with a ``tree`` is built: a private
+    copy of the tree beside the binary (:mod:`affinity.workflow.building`)."""
+    return os.path.abspath(output) + ".tree"
+
+
+def build_tree(config: dict, bench: str) -> str:
+    """What a build writes into, so that builds writing one place never run together: its
+    ``tree``, else its source's directory, else its build command as written (one benchmark
+    expanded by ``params``, or several with one command, build alike)."""
+    entry = config["benchmarks"][bench]
+    if "tree" in entry:
+        return entry["tree"]
+    if "source" in entry:
+        return str(Path(entry["source"]).parent)
+    return "build: " + entry["build"]
+
+
+def run_argv(config: dict, bench: str, binary: str, threads: int,
+             traced: bool = False) -> list[str]:
+    """The argument vector of one run (no shell, so the launcher times the program itself);
+    the binary as an absolute path.
 
     ``traced`` uses the benchmark's ``trace_input`` when it has one.
     """
     entry = config["benchmarks"][bench]
     size = entry["trace_input"] if traced and entry["trace_input"] is not None else entry["input"]
-    return shlex.split(entry["run"].format(binary=shlex.quote(binary), input=size))
+    size = size.format(**_fields(entry, threads=str(threads)))
+    return shlex.split(entry["run"].format(**_fields(
+        entry, binary=shlex.quote(os.path.abspath(binary)), input=size, threads=str(threads))))

@@ -1,0 +1,203 @@
+"""Real programs as benchmarks (config/campaigns/real-programs.yaml and its pieces): builds that
+share a source tree, files a build generates, thread counts as arguments, success exit statuses
+other than 0, kept outputs and named metrics, coarse printed times, measurements that survive a
+rebuild or a re-trace, tracers that refuse what they cannot trace."""
+import csv
+import gzip
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+from test_launcher import job
+
+from affinity.measure.job import measure_one
+from affinity.trace.build import TraceError
+from affinity.trace.run import trace
+from affinity.workflow.building import building, generated_files
+
+CAMPAIGN = ROOT / "config" / "campaigns" / "real-programs.yaml"
+STRATEGIES = ["os", "compact", "lp-compact"]
+
+
+def snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(work),
+               "--configfile", str(work / "campaign.yaml"), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=900)
+
+
+def rows(path: Path) -> list[dict]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """The shipped campaign, as written, with fewer runs: 3 repetitions, every PU, 3 strategies,
+    the smallest class of the NAS-like kernels."""
+    work = tmp_path_factory.mktemp("real")
+    config = yaml.safe_load(CAMPAIGN.read_text())
+    config.update(repetitions=3, threads=["all"], strategies=STRATEGIES)
+    for kernel in ("is", "ep"):
+        config["benchmarks"][kernel]["params"] = {"class": ["S"]}
+    (work / "campaign.yaml").write_text(yaml.safe_dump(config))
+    plan = snakemake(work, "-n")
+    run = snakemake(work)
+    assert run.returncode == 0, run.stderr[-4000:]
+    return work, plan, run
+
+
+def test_the_plan_shows_the_expanded_build_and_run_commands(measured):
+    _, plan, _ = measured
+    assert plan.returncode == 0, plan.stderr
+    tree = ROOT / "benchmarks" / "programs" / "minikernels"
+    assert f"build is-S: cd {tree} && make -s KERNEL=is CLASS=S CXX=g++ && cp bin/is.S /" \
+        in plan.stdout
+    threads = len(os.sched_getaffinity(0))
+    assert f"-t {threads} -s large -l 400000" in plan.stdout  # {threads} and the params
+    assert f"measure xslookup-large with {threads} threads: /" in plan.stdout
+
+
+def test_real_programs_are_measured_as_their_authors_ship_them(measured):
+    work, _, run = measured
+    results = work / "results" / "real-programs"
+    table = rows(results / "runs.csv")
+    benchmarks = {r["benchmark"] for r in table}
+    assert benchmarks == {"is-S", "ep-S", "xslookup-small", "xslookup-large"}
+    assert all(r["ok"] == "True" for r in table), [r["failure"] for r in table if r["ok"] != "True"]
+    # a success exit status of 1, accepted
+    assert {r["exit_status"] for r in table if r["benchmark"] == "xslookup-large"} == {"1"}
+    # the thread count as an argument: every run, os included, ran as many threads as asked
+    assert {r["verification"] for r in table if r["strategy"] == "os"} == {"n/a"}
+    assert {r["verification"] for r in table if r["strategy"] != "os"} == {"ok"}
+    # named metrics beside the time; the printed time's resolution
+    xs = [r for r in table if r["benchmark"].startswith("xslookup")]
+    assert all(json.loads(r["metrics"])["lookups_per_s"] > 0 for r in xs)
+    assert {r["time_resolution_s"] for r in table if r["benchmark"].startswith("is")} == {"0.01"}
+    assert "COARSE TIME local/is-S/t" in (results / "summary.txt").read_text()
+    assert "Coarse times" in (results / "report" / "index.html").read_text()
+    # each run's output kept, compressed, for auditing what was read from it
+    kept = sorted((results / "local" / "output" / "xslookup-large").glob("t*/*/os-r0.txt.gz"))
+    assert len(kept) == 1
+    text = gzip.decompress(kept[0].read_bytes()).decode()
+    assert text.startswith("== exit status 1\n== stdout\n") and "Runtime:" in text
+    # the build in the shared tree generated npbparams.hpp: not an input of the build any more
+    [record] = (results / "local" / "bin" / ".generated").glob("*.txt")
+    assert sorted(Path(line).relative_to(ROOT / "benchmarks/programs/minikernels").as_posix()
+                  for line in record.read_text().splitlines()) == ["ep/npbparams.hpp",
+                                                                   "is/npbparams.hpp"]
+    assert "Traceback" not in run.stderr
+
+
+def test_a_second_call_rebuilds_and_retraces_nothing(measured):
+    work, _, _ = measured
+    again = snakemake(work, "-n")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, \
+        again.stdout[-3000:]
+
+
+def test_a_rebuild_or_retrace_that_changes_nothing_keeps_every_measurement(measured):
+    work, _, _ = measured
+    results = work / "results" / "real-programs"
+    journals = {p: p.read_text() for p in results.glob("local/journal/*/*.jsonl")}
+    matrices = {p: p.read_bytes() for p in results.glob("local/affinity/*/t*.csv")}
+    again = snakemake(work, "--forcerun", "build", "build_traced")  # rebuild, hence re-trace
+    assert again.returncode == 0, again.stderr[-3000:]
+    out = again.stdout + again.stderr
+    assert "rule trace" in out or "trace is-S" in out
+    assert {p: p.read_bytes() for p in matrices} == matrices  # traces reused, not redone
+    assert all("matrix is reused" in p.read_text()
+               for p in results.glob("local/logs/trace/*/t*.log"))
+    assert {p: p.read_text() for p in journals} == journals
+    assert not list(results.glob("local/journal/*/*.stale-*")) and "set aside" not in out
+
+
+def test_builds_sharing_a_tree_take_turns_and_note_what_they_generate(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "main.c").write_text("int main(void) { return 0; }\n")
+    record = tmp_path / "generated.txt"
+    inside, overlaps = [], []
+
+    def build(name: str) -> None:
+        with building(str(tree), record, lambda: sorted(map(str, tree.glob("*.[ch]")))):
+            inside.append(name)
+            overlaps.append(len(inside))
+            (tree / "params.h").write_text(f"#define NAME {name}\n")  # like setparams
+            time.sleep(0.3)
+            inside.remove(name)
+
+    workers = [threading.Thread(target=build, args=(name,)) for name in ("a", "b", "c")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert overlaps == [1, 1, 1]  # never two builds in the tree at once
+    assert generated_files(record) == {str(tree / "params.h")}
+
+
+def test_the_traced_build_runs_in_a_private_copy_of_the_tree(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "main.c").write_text("int main(void) { return 0; }\n")
+    copy = tmp_path / "bin" / "x.traced.tree"
+    with building(str(tree), tmp_path / "g.txt", lambda: [], copy=str(copy)):
+        assert (copy / "main.c").is_file()
+        (copy / "main.o").write_text("instrumented\n")
+    assert not copy.exists() and not (tree / "main.o").exists()
+
+
+@pytest.fixture(scope="module")
+def xslookup(tmp_path_factory) -> Path:
+    binary = tmp_path_factory.mktemp("xs") / "xslookup"
+    subprocess.run(["gcc", "-O2", "-fopenmp", "-o", str(binary),
+                    str(ROOT / "benchmarks" / "programs" / "xslookup.c")], check=True)
+    return binary
+
+
+def test_a_program_that_chooses_its_own_thread_count_is_caught_bound_or_not(xslookup, tmp_path):
+    """The `os` baseline is not bound, so only the team size the runtime reports can show that
+    the program ignored OMP_NUM_THREADS (XSBench's -t N, hard-coded)."""
+    placements = {"os": {"strategy": "os", "pus": None},
+                  "compact": {"strategy": "compact", "pus": [0, 1]}}
+    # more threads than asked: the runtime reports a team of 3; fewer: no team of two at all
+    # (libgomp reports no one-thread team)
+    for count, verdict in (("3", "threads"), ("1", "missing")):
+        argv = [str(xslookup), "-t", count, "-s", "small", "-l", "1000"]
+        spec = job(xslookup, placements, argv=argv, threads=2,
+                   validate="^Verification checksum", time_regex=r"^Runtime: +(\S+)")
+        for strategy in ("os", "compact"):
+            row = measure_one(spec, strategy, 0, 0, tmp_path)
+            assert row.ok and row.verification == verdict and not row.counts, (count, row)
+
+
+def test_a_success_status_the_benchmark_declares_is_accepted_by_the_tracer_too(xslookup, tmp_path):
+    argv = [str(xslookup), "-t", "2", "-s", "large", "-l", "2000"]
+    with pytest.raises(TraceError, match="exited with status 1 under the valgrind tracer"):
+        trace(argv, 2, tmp_path / "m.csv", "valgrind", stdout=subprocess.DEVNULL)
+    sidecar = trace(argv, 2, tmp_path / "m.csv", "valgrind", stdout=subprocess.DEVNULL,
+                    exit_status=[0, 1])
+    assert sidecar["threads"] == 2
+
+
+def test_a_binary_tracer_refuses_a_script_wrapper(xslookup, tmp_path):
+    wrapper = tmp_path / "wrapper.sh"
+    wrapper.write_text(f"#!/bin/sh\nexec {xslookup} \"$@\"\n")
+    wrapper.chmod(0o755)
+    with pytest.raises(TraceError, match="is a script: the valgrind tracer would trace its "
+                                         "interpreter"):
+        trace([str(wrapper), "-t", "2"], 2, tmp_path / "m.csv", "valgrind")
+
+
+def test_a_trace_without_any_shared_line_is_flagged(tmp_path):
+    """/bin/true runs no OpenMP thread: counting every access, thread 0's are all there is."""
+    sidecar = trace(["/bin/true"], 2, tmp_path / "m.csv", "valgrind", weight="common")
+    [warning] = sidecar["warnings"]
+    assert warning.startswith("no cache line was shared by two of the 2 threads")
+    assert json.loads((tmp_path / "m.json").read_text())["warnings"] == [warning]
