@@ -270,13 +270,38 @@ def _lstopo(args: list[str], subject: str, input_name: str = "") -> str:
         name = next((n for n in names if line.startswith(f"{n}:")), None)
         if name is not None:
             about.append(line[len(name) + 1:].strip())
-    reason = "; ".join(about) or (lines[0] if lines else f"exit status {proc.returncode}")
+    about = about or lines[:1] or [f"exit status {proc.returncode}"]
+    reason = "; ".join(about[:3]) + (f" (and {len(about) - 3} more)" if len(about) > 3 else "")
     raise TopologyError(f"{LSTOPO} failed on {subject} (hwloc {_hwloc_version()}): {reason}")
 
 
 def is_synthetic(spec: str) -> bool:
     """True when a topology spec is an hwloc synthetic description."""
     return ":" in spec and not spec.endswith(".xml")
+
+
+def _check_text_file(path: str) -> None:
+    """TopologyError unless ``path`` is a readable file whose start is text (UTF-8, no NUL byte).
+
+    hwloc would report binary data as dozens of libxml2 errors: one line says it instead.
+    """
+    try:
+        if not Path(path).is_file():  # not open(): a FIFO would block
+            raise TopologyError(f"topology file {path} does not exist")
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError as exc:
+        raise TopologyError(f"topology file {path} cannot be read ({exc.strerror})") from None
+    nul = head.find(b"\0")
+    if nul >= 0:
+        raise TopologyError(f"topology file {path} is binary data, not hwloc XML text "
+                            f"(a NUL byte at offset {nul})")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3 or exc.reason != "unexpected end of data":
+            raise TopologyError(f"topology file {path} is binary data, not hwloc XML text "
+                                f"(byte {head[exc.start]:#04x} at offset {exc.start})") from None
 
 
 def topology_xml(spec: str) -> str:
@@ -291,8 +316,7 @@ def topology_xml(spec: str) -> str:
     if is_synthetic(spec):
         return _lstopo(["--if", "synthetic", "--input", spec, "--disallowed"],
                        f"synthetic topology {spec!r}")
-    if not Path(spec).is_file():
-        raise TopologyError(f"topology file {spec} does not exist")
+    _check_text_file(spec)
     return _lstopo(["--if", "xml", "--input", spec, "--disallowed"], f"topology file {spec}", spec)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 try:
     from affinity.results.layout import STATS_FILES, Layout
     from affinity.seeding import derive_seed
-    from affinity.workflow import campaign, rules as rule_bodies
+    from affinity.workflow import campaign, config_file, rules as rule_bodies
     from affinity.workflow.building import generated_files
     from affinity.workflow.session import clear_stale_locks
     from affinity.measure import environment, system
@@ -18,9 +18,12 @@ except ImportError as exc:
     sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
              "then use .venv/bin/snakemake")
 
-if "campaign" not in config:  # no --configfile: the default campaign, with any --config on top
+# no --configfile: the default campaign, with any --config on top
+if "campaign" not in config and not workflow.overwrite_configfiles:
     config = campaign.default_config(Path(workflow.basedir)) | config
 try:
+    for path in workflow.overwrite_configfiles:  # read again strictly, in case Snakemake
+        config_file.load(path)  # was not started through pinbench's hook (config_file.py)
     config, MACHINES = campaign.load_campaign(config, Path(workflow.basedir))
 except campaign.ConfigError as exc:
     sys.exit(f"config error: {exc}")

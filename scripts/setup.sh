@@ -51,3 +51,9 @@ if [ ! -f .venv/.installed ] || [ requirements.txt -nt .venv/.installed ] ||
   .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
   touch .venv/.installed
 fi
+# Snakemake reads --configfile before the Snakefile runs: this start-up hook of Snakemake's
+# processes makes it read campaign files with pinbench's loader, which refuses a bad file in one
+# line (affinity/workflow/config_file.py). Copied each time, so an older .venv gets it too.
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+cmp -s scripts/pinbench-snakemake.pth "$site/pinbench-snakemake.pth" ||
+  cp scripts/pinbench-snakemake.pth "$site/pinbench-snakemake.pth"

@@ -127,7 +127,7 @@ def test_graph_strategies_need_tracing():
     config = base() | {"strategies": ["os", "lpgp-2"], "tracing": {"when": "never"}}
     with pytest.raises(campaign.ConfigError, match="tracing.when: \"never\", but strategy 'lpgp-2'"):
         load(config)
-    config = base() | {"strategies": ["os", "lpgp-2", "hierarchical"]}
+    config = base() | {"strategies": ["os", "lpgp", "hierarchical"]}
     loaded, _ = load(config)
     assert campaign.traces(loaded) and not campaign.traces(load(base())[0])
 

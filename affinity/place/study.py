@@ -79,7 +79,7 @@ def gp(topo: Topology, matrix: np.ndarray, seed: int = 0) -> list[int]:
     ``seed`` is METIS's; the same arguments give the same placement.
     """
     n = len(matrix)
-    sockets = _sockets(topo, slots(topo, n), None, n)
+    sockets = socket_groups(topo, slots(topo, n), None, n)
     placed: dict[int, int] = {}
     for group, members in zip(sockets, _split(matrix, sockets, seed)):
         placed.update(zip(members, group))
@@ -94,7 +94,7 @@ def lpgp(topo: Topology, matrix: np.ndarray, sockets: int | None = None, seed: i
 def gplp(topo: Topology, matrix: np.ndarray, sockets: int | None = None, seed: int = 0) -> list[int]:
     """GPLP: threads partitioned over ``sockets`` sockets (default: all), then optimal pairs."""
     n = len(matrix)
-    groups = _sockets(topo, slots(topo, n), sockets, n)
+    groups = socket_groups(topo, slots(topo, n), sockets, n)
     placed: dict[int, int] = {}
     for group, members in zip(groups, _split(matrix, groups, seed)):
         pairs, single = thread_pairs(matrix[np.ix_(members, members)])
@@ -120,7 +120,7 @@ def _lp(topo: Topology, pairing: Pairing, n: int, scatter: bool) -> list[int]:
 def _lpgp(topo: Topology, matrix: np.ndarray, pairing: Pairing, sockets: int | None,
           seed: int) -> list[int]:
     n = len(matrix)
-    groups = _sockets(topo, slots(topo, n), sockets, n)
+    groups = socket_groups(topo, slots(topo, n), sockets, n)
     pairs, single = pairing
     units = [list(pair) for pair in pairs] + ([] if single is None else [[single]])
     while not fits([len(group) for group in groups], [len(unit) for unit in units]):
@@ -140,8 +140,13 @@ def _lpgp(topo: Topology, matrix: np.ndarray, pairing: Pairing, sockets: int | N
     return [placed[t] for t in range(n)]
 
 
-def _sockets(topo: Topology, pus: list[int], sockets: int | None, n: int) -> list[list[int]]:
-    """The slots of the sockets to use: all, or the first ``sockets`` in tree order."""
+def socket_groups(topo: Topology, pus: list[int], sockets: int | None,
+                  n: int) -> list[list[int]]:
+    """The slots of the sockets to use: all, or the first ``sockets`` in tree order.
+
+    Raises PlacementError when the machine has fewer sockets (with slots among
+    ``pus``) than asked for, or when ``n`` threads do not fit on them.
+    """
     groups = socket_slots(topo, pus)
     if sockets is not None:
         if sockets > len(groups):

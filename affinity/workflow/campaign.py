@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import glob
+import math
 import os
 import re
 import shlex
@@ -17,10 +18,13 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from affinity.place.domains import PlacementError
-from affinity.place.registry import needs_matrix
+from affinity.place.domains import PlacementError, slots, socket_slots
+from affinity.place.registry import needs_matrix, parse_strategy
+from affinity.place.study import socket_groups
+from affinity.results.layout import Layout
 from affinity.topology import Topology, TopologyError, is_synthetic, load
 from affinity.workflow.params import ParamsError, expand as expand_params
+from stats.speeduptest import MIN_N
 
 #: Variables the launcher owns; a campaign may not set them.
 RESERVED_ENV = frozenset({"OMP_NUM_THREADS", "OMP_PLACES", "OMP_PROC_BIND",
@@ -32,11 +36,22 @@ RUN_FIELDS = {"binary", "input", "threads"}
 #: The placeholders ``params`` may not take: those the commands already have.
 BUILTIN_FIELDS = TRACE_BUILD_FIELDS | RUN_FIELDS | {"tree"}
 #: Names of campaigns, machines and benchmarks (config/schema.yaml): safe as path parts.
-NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+#: ``\Z``, not ``$``: the schema's patterns are searched with Python's ``re``, whose ``$``
+#: also matches before a trailing newline.
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z"
+#: Characters that would break a message's one line (str.splitlines splits at each).
+_LINE_BREAKING = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
 class ConfigError(ValueError):
-    """A campaign file is wrong; the message is one line naming the field."""
+    """A campaign file is wrong; the message is one line naming the field.
+
+    Control characters of the values it quotes are written as escapes, so that
+    the message stays one line whatever the file holds.
+    """
+
+    def __init__(self, message: str):
+        super().__init__(_LINE_BREAKING.sub(lambda m: repr(m.group())[1:-1], message))
 
 
 @dataclass(frozen=True)
@@ -61,11 +76,40 @@ def _with_defaults(validator_class):
                     instance[key] = copy.deepcopy(sub["default"])
         yield from validate_props(validator, properties, instance, schema)
 
-    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+    # "integer" means an int: 2.0 would pass JSON Schema's integer and end up in paths as t2.0
+    integers = validator_class.TYPE_CHECKER.redefine(
+        "integer", lambda checker, instance: isinstance(instance, int)
+        and not isinstance(instance, bool))
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults},
+                                        type_checker=integers)
 
 
 def _where(path) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
+
+
+def check_values(config: dict) -> None:
+    """Refuse what no schema keyword can: NaN or infinite numbers, and NUL bytes in strings.
+
+    NaN passes every bound (each comparison with it is false) and neither NaN nor
+    infinity is a usable confidence, timeout or weight; a NUL byte cannot be part
+    of an argument, an environment variable or a file name.
+    """
+    stack = [((), config)]
+    while stack:  # iterative: a deeply nested file must not exhaust the stack
+        path, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{_where(path)}: {value} is not a finite number")
+        if isinstance(value, str) and "\0" in value:
+            raise ConfigError(f"{_where(path)}: {value!r} holds a NUL byte, which no argument, "
+                              "environment variable or file name can hold")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and "\0" in key:
+                    raise ConfigError(f"{_where(path)}: key {key!r} holds a NUL byte")
+                stack.append(((*path, key), item))
+        elif isinstance(value, list):
+            stack.extend(((*path, k), item) for k, item in enumerate(value))
 
 
 def schema_error(error: jsonschema.ValidationError) -> str:
@@ -96,9 +140,15 @@ def _placeholders(template: str, where: str) -> set[str]:
 
 def _check_template(template: str, allowed: set[str], where: str) -> set[str]:
     used = _placeholders(template, where)
-    unknown = used - allowed
+    unknown = sorted(used - allowed)
+    try:  # also placeholders nested in a format spec ("{cc:{x}}"), and the specs themselves
+        template.format(**dict.fromkeys(allowed, ""))
+    except KeyError as exc:
+        unknown = unknown or [str(exc.args[0])]
+    except (ValueError, IndexError) as exc:
+        raise ConfigError(f"{where}: {exc} in {template!r}") from None
     if unknown:
-        name = sorted(unknown)[0]
+        name = unknown[0]
         raise ConfigError(f"{where}: unknown placeholder {{{name}}} "
                           f"(known: {', '.join('{%s}' % a for a in sorted(allowed))}; "
                           f"for a literal brace write it twice, e.g. ${{{{{name}}}}})")
@@ -123,6 +173,66 @@ def _check_env(env: dict, where: str) -> None:
                           "a campaign may not set it")
 
 
+def _check_run(config: dict, name: str, where: str) -> None:
+    """``run``, ``input`` and ``trace_input`` split into arguments as a shell would (shlex)."""
+    bench = config["benchmarks"][name]
+    for field in ("input", "trace_input", "run"):
+        value = bench[field]
+        if value is None:
+            continue
+        try:
+            shlex.split(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where}.{field}: {value!r} cannot be split into arguments as a "
+                              f"shell would ({exc})") from None
+    for traced in (False, True):
+        try:
+            run_argv(config, name, "binary", 1, traced)
+        except ValueError as exc:
+            field = "trace_input" if traced and bench["trace_input"] is not None else "input"
+            raise ConfigError(f"{where}.run: {bench['run']!r} with {field} {bench[field]!r} "
+                              f"cannot be split into arguments as a shell would ({exc})") from None
+
+
+def _check_derived_names(config: dict) -> None:
+    """No benchmark is named like another one's traced variant (``bin/X`` and ``bin/X.traced``)."""
+    layout = Layout.of(config["campaign"])
+    plain = {layout.binary("M", name): name for name in config["benchmarks"]}
+    for name in config["benchmarks"]:
+        traced = layout.binary("M", name, traced=True)
+        if traced in plain:
+            built = Path(traced).name
+            raise ConfigError(f"benchmarks.{plain[traced]}: clashes with the traced variant of "
+                              f"benchmark {name!r} (both would build bin/{built}); rename it")
+
+
+def _check_repetitions(config: dict) -> None:
+    """Enough runs per strategy for the statistics (stats/speeduptest.py, ``MIN_N``)."""
+    if config["repetitions"] < MIN_N:
+        raise ConfigError(f"repetitions: {config['repetitions']} runs per strategy are too few; "
+                          f"the Speedup-Test needs at least {MIN_N} (its Shapiro-Wilk test of "
+                          f"normality is not defined on fewer)")
+
+
+def _check_sockets(config: dict, machines: dict[str, Machine]) -> None:
+    """Every ``lpgp-K``/``gplp-K`` finds K sockets, and room for the threads, on every machine."""
+    for strategy in config["strategies"]:
+        sockets = parse_strategy(strategy)[1]
+        for machine in machines.values() if sockets is not None else ():
+            for n in machine.threads:
+                pus = slots(machine.topology, n)
+                have = len(socket_slots(machine.topology, pus))
+                if sockets > have:
+                    raise ConfigError(f"strategies: {strategy} asks for {sockets} sockets; "
+                                      f"machine {machine.name!r} has {have} with PUs for "
+                                      f"{n} threads")
+                try:
+                    socket_groups(machine.topology, pus, sockets, n)
+                except PlacementError as exc:
+                    raise ConfigError(f"strategies: {strategy} on machine {machine.name!r} "
+                                      f"with {n} threads: {exc}") from None
+
+
 def _check_benchmarks(config: dict, root: Path) -> None:
     tracing = traces(config)
     for name, bench in config["benchmarks"].items():
@@ -141,7 +251,11 @@ def _check_benchmarks(config: dict, root: Path) -> None:
                 _check_template(bench[field], params | {"threads"}, f"{where}.{field}")
         if "source" in bench:
             source = root / bench["source"]  # an absolute path stays as it is
-            if not source.is_file():
+            try:
+                exists = source.is_file()
+            except OSError as exc:  # e.g. a name too long
+                raise ConfigError(f"{where}.source: {exc.strerror}") from None
+            if not exists:
                 raise ConfigError(f"{where}.source: {bench['source']} does not exist")
             bench["source"] = str(source)
         elif "source" in used or "source" in traced:
@@ -155,6 +269,7 @@ def _check_benchmarks(config: dict, root: Path) -> None:
             bench["tree"] = str(root / bench["tree"])
         if "inputs" in bench:
             bench["inputs"] = _input_patterns(bench["inputs"], root, f"{where}.inputs")
+        _check_run(config, name, where)
         _check_regex(bench["validate"], f"{where}.validate")
         _check_regex(bench["time_regex"], f"{where}.time_regex", groups=1)
         for metric, pattern in bench["metrics"].items():
@@ -203,6 +318,8 @@ def _machines(config: dict, presets: Path, root: Path) -> dict[str, Machine]:
             topo = load(spec)
         except (ConfigError, TopologyError) as exc:
             raise ConfigError(f"{where}.topology: {exc}") from None
+        except OSError as exc:  # e.g. a name too long for a file name
+            raise ConfigError(f"{where}.topology: {exc.strerror}") from None
         measure = entry.get("measure", spec == "auto")
         if measure and spec != "auto":
             raise ConfigError(f"{where}.measure: only a machine with topology \"auto\" is "
@@ -227,7 +344,10 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     ``root`` is the workflow's directory: it holds ``config/schema.yaml`` and
     the presets, and relative paths in the campaign are read from it.
     """
+    check_values(config)
     validate_schema(config, root / "config" / "schema.yaml")
+    _check_repetitions(config)
+    _check_derived_names(config)
     try:
         graph = [s for s in config["strategies"] if needs_matrix(s)]
     except PlacementError as exc:
@@ -250,7 +370,9 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     if strangers:
         raise ConfigError(f"weights.{strangers[0]}: not a benchmark of the campaign")
     _check_benchmarks(config, root)
-    return config, _machines(config, root / "config" / "machines", root)
+    machines = _machines(config, root / "config" / "machines", root)
+    _check_sockets(config, machines)
+    return config, machines
 
 
 def default_config(root: Path) -> dict:

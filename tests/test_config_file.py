@@ -1,0 +1,255 @@
+"""Malformed campaign files: each refused with one line, through the loader and the real `snakemake`.
+
+tests/data/bad_configs/ holds one file per class of mistake (BAD_CONFIGS says what each must
+say); a few more are made here (too large, too long a number); the fuzz test mutates every
+valid campaign of config/ and checks that each mutant validates or raises ConfigError.
+"""
+import copy
+import json
+import math
+import random
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+
+from affinity.workflow import campaign, config_file
+
+BAD = ROOT / "tests" / "data" / "bad_configs"
+
+#: file -> the start of its one-line error ({file}: the path given to the loader).
+BAD_CONFIGS = {
+    # YAML syntax: file, line and column
+    "bad-indentation.yaml": "{file}:4:4: expected <block end>, but found '<block mapping start>'; "
+                            "check the indentation",
+    "tab-indentation.yaml": "{file}:3:1: a tab where YAML wants spaces",
+    "unclosed-list.yaml": "{file}:3:9: expected ',' or ']', but got ':' (the '[' at line 2, "
+                          "column 10 is not closed?)",
+    "unclosed-mapping.yaml": "{file}:3:1: expected ',' or '}', but got '<scalar>' (the '{' at "
+                             "line 2, column 11 is not closed?)",
+    "empty.yaml": "{file}:1:1: empty file; a campaign is a mapping",
+    "top-level-list.yaml": "{file}:1:1: the file holds a list; a campaign is a mapping",
+    "top-level-scalar.yaml": "{file}:1:1: the file holds a single value; a campaign is a mapping",
+    "python-tag.yaml": "{file}:1:11: tag !!python/object/apply:os.system is not allowed",
+    "duplicate-key.yaml": "{file}:6:1: duplicate key 'benchmarks' (first at line 3)",
+    "not-utf8.yaml": "{file}:4:54: not UTF-8 text (byte 0xe9)",
+    "nul-byte-in-file.yaml": "{file}:4:46: character 0x0000 is not allowed in a YAML file",
+    # values no schema keyword refuses
+    "nan-confidence.yaml": "confidence: nan is not a finite number",
+    "nan-weight.yaml": "weights.spin: nan is not a finite number",
+    "inf-timeout.yaml": "benchmarks.spin.timeout_s: inf is not a finite number",
+    "inf-tracing-timeout.yaml": "tracing.timeout_s: inf is not a finite number",
+    "huge-timeout.yaml": "benchmarks.spin.timeout_s: 1e+300 is greater than the maximum of 604800",
+    "nul-in-env.yaml": "env.GREETING: 'hello\\x00world' holds a NUL byte",
+    "nul-in-benchmark-env.yaml": "benchmarks.spin.env: key 'A\\x00B' holds a NUL byte",
+    "name-with-newline.yaml": "benchmarks: name 'spin\\n' is not allowed",
+    "campaign-with-newline.yaml": "campaign: name 'newline\\n' is not allowed",
+    "env-name-with-newline.yaml": "env: 'SIZE\\n' does not match",
+    "float-thread-count.yaml": "threads.0: 2.0 is not valid under any of the given schemas",
+    # checks across fields
+    "traced-name-collision.yaml": "benchmarks.spin.traced: clashes with the traced variant of "
+                                  "benchmark 'spin' (both would build bin/spin.traced)",
+    "unbalanced-run.yaml": "benchmarks.spin.run: \"{binary} '{input}\" cannot be split into "
+                           "arguments as a shell would (No closing quotation",
+    "unbalanced-input.yaml": "benchmarks.spin.input: '\"10' cannot be split into arguments",
+    "unbalanced-trace-input.yaml": "benchmarks.spin.trace_input: \"it's\" cannot be split",
+    "nested-placeholder.yaml": "benchmarks.spin.build: unknown placeholder {width}",
+    "missing-campaign.yaml": "(top level): 'campaign' is a required property",
+    "too-few-repetitions.yaml": "repetitions: 2 runs per strategy are too few; the Speedup-Test "
+                                "needs at least 3",
+    "too-many-sockets.yaml": "strategies: lpgp-4 asks for 4 sockets; machine 'nehalem' has 2",
+    "garbage-topology.yaml": "machines.broken.topology: topology file "
+                             f"{BAD}/garbage-topology.xml is binary data, not hwloc XML text",
+}
+
+
+def refusal(path: Path) -> str:
+    """The ConfigError message of a campaign file, read and validated in this process."""
+    with pytest.raises(campaign.ConfigError) as info:
+        campaign.load_campaign(config_file.load(path), ROOT)
+    return str(info.value)
+
+
+def test_every_bad_config_has_its_expected_message():
+    assert sorted(p.name for p in BAD.glob("*.yaml")) == sorted(BAD_CONFIGS)
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CONFIGS))
+def test_a_bad_config_is_refused_in_one_line(name):
+    path = BAD / name
+    message = refusal(path)
+    assert message.startswith(BAD_CONFIGS[name].replace("{file}", str(path))), message
+    assert len(message.splitlines()) == 1
+
+
+def test_a_file_above_the_size_limit_is_refused_before_it_is_read(tmp_path):
+    huge = tmp_path / "huge.yaml"
+    with huge.open("wb") as handle:  # 40 MB, sparse: nothing is written but the size
+        handle.write(b"campaign: huge\n")
+        handle.truncate(40 << 20)
+    assert refusal(huge) == (f"{huge}: 41943040 bytes; a campaign file may have at most "
+                             "1048576 bytes (1 MiB)")
+
+
+def test_other_things_yaml_refuses_come_out_in_one_line(tmp_path):
+    cases = {
+        "long-int.yaml": ("campaign: x\nseed: " + "9" * 5000 + "\n", ":2:7: integer of 5000 characters is too long"),
+        "deep.yaml": ("campaign: x\nenv: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+        "two-documents.yaml": ("campaign: x\n---\ncampaign: y\n",
+                               ":2:1: expected a single document in the stream, but found another document"),
+        "alias.yaml": ("campaign: *nowhere\n", ":1:11: found undefined alias 'nowhere'"),
+        "unclosed-quote.yaml": ("campaign: 'x\nmachines: {}\n", ":3:1: found unexpected end of stream"),
+        "json-duplicate.yaml": ('{"campaign": "a", "campaign": "b"}', ":1:19: duplicate key 'campaign'"),
+    }
+    for name, (text, expected) in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        message = refusal(path)
+        assert expected in message and len(message.splitlines()) == 1, message
+
+
+def test_json_and_a_byte_order_mark_are_read(tmp_path):
+    config = yaml.safe_load((ROOT / "config" / "campaigns" / "study-plan.yaml").read_text())
+    as_json = tmp_path / "study.json"
+    as_json.write_text(json.dumps(config, indent=1))
+    assert config_file.load(as_json) == config
+    with_bom = tmp_path / "bom.yaml"
+    with_bom.write_bytes(b"\xef\xbb\xbf" + (ROOT / "config" / "config.yaml").read_bytes())
+    assert config_file.load(with_bom) == campaign.default_config(ROOT)
+
+
+# --- through the real snakemake ---------------------------------------------------------------
+
+def test_the_snakemake_hook_is_installed_in_this_python():
+    """scripts/setup.sh copies the start-up hook into the virtual environment."""
+    installed = Path(sysconfig.get_paths()["purelib"]) / "pinbench-snakemake.pth"
+    assert installed.is_file(), "run scripts/setup.sh: it installs the hook"
+    assert installed.read_text() == (ROOT / "scripts" / "pinbench-snakemake.pth").read_text()
+
+
+def snakemake(config: Path, workdir: Path, *args: str, hooked: bool = True):
+    """`snakemake -n --configfile CONFIG`, started as `python -m snakemake` (the pinbench hook
+    loads the file) or, unhooked, through snakemake.cli.main (Snakemake's own reader)."""
+    start = ["-m", "snakemake"] if hooked else [
+        "-c", "import sys; from snakemake.cli import main; sys.argv[0] = 'sm'; main()"]
+    command = [sys.executable, *start, "-s", str(ROOT / "Snakefile"), "-d", str(workdir),
+               "--configfile", str(config), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=workdir)
+
+
+def one_line(proc) -> list[str]:
+    """What snakemake printed, but for the line saying it uses the workflow's profile."""
+    return [line for line in (proc.stdout + proc.stderr).splitlines() if "profile" not in line]
+
+
+@pytest.mark.parametrize("name, args", [
+    ("unclosed-list.yaml", ["-n"]),
+    ("not-utf8.yaml", ["-n"]),
+    ("python-tag.yaml", []),  # plain snakemake: the profile's settings, every core
+    ("duplicate-key.yaml", ["--cores", "1"]),
+    ("missing-campaign.yaml", ["-n"]),
+    ("traced-name-collision.yaml", ["-n"]),
+])
+def test_snakemake_refuses_a_bad_config_in_one_line_before_any_job(tmp_path, name, args):
+    proc = snakemake(BAD / name, tmp_path, *args)
+    assert proc.returncode == 1
+    expected = "config error: " + BAD_CONFIGS[name].replace("{file}", str(BAD / name))
+    lines = one_line(proc)
+    assert len(lines) == 1 and lines[0].startswith(expected), proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_snakemake_refuses_a_huge_file_by_its_size(tmp_path):
+    huge = tmp_path / "huge.yaml"
+    huge.write_bytes(b"campaign: huge\nenv: {A: " + b"x" * (40 << 20) + b"}\n")
+    proc = snakemake(huge, tmp_path, "-n")
+    assert proc.returncode == 1
+    assert one_line(proc) == [f"config error: {huge}: {huge.stat().st_size} bytes; a campaign "
+                              "file may have at most 1048576 bytes (1 MiB)"], proc.stderr
+
+
+def test_without_the_hook_the_snakefile_still_refuses_what_snakemake_read(tmp_path):
+    """A Snakemake not started through pinbench's hook reads the file itself; the Snakefile
+    reads it again strictly (duplicate keys are what Snakemake's reader lets through)."""
+    proc = snakemake(BAD / "duplicate-key.yaml", tmp_path, "-n", hooked=False)
+    assert proc.returncode == 1
+    assert one_line(proc) == ["config error: " + BAD_CONFIGS["duplicate-key.yaml"].replace(
+        "{file}", str(BAD / "duplicate-key.yaml"))], proc.stderr
+
+
+# --- fuzz -------------------------------------------------------------------------------------
+
+VALID = [ROOT / "config" / "config.yaml", *sorted((ROOT / "config" / "campaigns").glob("*.yaml"))]
+ODD_VALUES = [None, True, False, 0, -1, 1, 3, 2 ** 64, 10 ** 30, 1e308, -1e308, 0.5, 2.0,
+              math.nan, math.inf, -math.inf, "", " ", "x\n", "a\x00b", "é", "'", '"', "{", "}",
+              "{binary} '", "{nope}", "a" * 5000, "../..", "all", "auto", "os", "lpgp-64",
+              "Package:2 PU:2", [], [None], [1, 1], {}, {"a": 1}, ["os", "os"]]
+ODD_KEYS = ["", "x\n", "a b", "spin.traced", "pairs.traced", "OMP_PLACES", "\x00", 1, None]
+
+
+def paths(node, prefix=()):
+    """Every (path, value) below ``node``: dict keys and list indexes."""
+    found = []
+    if isinstance(node, dict):
+        items = node.items()
+    elif isinstance(node, list):
+        items = enumerate(node)
+    else:
+        return found
+    for key, value in items:
+        found.append(((*prefix, key), value))
+        found += paths(value, (*prefix, key))
+    return found
+
+
+def mutate(config: dict, rng: random.Random) -> tuple[dict, str]:
+    """One random mutation of ``config`` (a copy) and its description."""
+    config = copy.deepcopy(config)
+    path, value = rng.choice(paths(config))
+    *parents, last = path
+    node = config
+    for key in parents:
+        node = node[key]
+    containers = [config] + [v for _, v in paths(config) if isinstance(v, dict)]
+    kind = rng.choice(["delete", "replace", "replace", "retype", "rename", "insert"])
+    if kind == "delete":
+        del node[last]
+    elif kind == "replace":
+        node[last] = rng.choice(ODD_VALUES)
+    elif kind == "retype":
+        node[last] = rng.choice([[value], str(value), {"v": value}, 1 if value else 0])
+    elif kind == "rename" and isinstance(node, dict):
+        node[rng.choice(ODD_KEYS)] = node.pop(last)
+    else:
+        rng.choice(containers)[rng.choice(ODD_KEYS + ["repetitions", "surprise"])] = \
+            rng.choice(ODD_VALUES)
+    return config, f"{kind} {path}"
+
+
+@pytest.mark.parametrize("source", VALID, ids=lambda p: p.name)
+def test_mutated_valid_configs_validate_or_raise_one_config_error(source, monkeypatch):
+    original = config_file.load(source)
+    rng = random.Random(f"pinbench {source.name}")
+    outcomes = {"valid": 0, "refused": 0}
+    for _ in range(60):
+        mutant, what = mutate(original, rng)
+        text = yaml.safe_dump(mutant, allow_unicode=True)
+        if rng.random() < 0.25:  # damage the text itself, too
+            lines = text.splitlines()
+            k = rng.randrange(len(lines))
+            lines[k] = rng.choice(["", "\t" + lines[k], lines[k][: len(lines[k]) // 2],
+                                   lines[k] + " [", lines[0]])
+            text, what = "\n".join(lines) + "\n", what + f" and line {k + 1} damaged"
+        try:
+            campaign.load_campaign(config_file.parse(text, "mutant.yaml"), ROOT)
+            outcomes["valid"] += 1
+        except campaign.ConfigError as exc:
+            assert len(str(exc).splitlines()) == 1, (what, str(exc))
+            outcomes["refused"] += 1
+        except Exception as exc:  # noqa: BLE001: the point of the test
+            pytest.fail(f"{source.name}, {what}: {type(exc).__name__}: {exc}"[:2000])
+    assert outcomes["refused"] > 10
