@@ -2,10 +2,12 @@
 
 One JSON object per line. The first line is a header holding a fingerprint
 of everything that defines the measurement (binary, command, environment,
-placements, order); each later line is one finished run, written, flushed and
-fsynced before the next run starts. A line cut short by a kill is dropped on
-the next open. A journal whose fingerprint differs from the job's belongs to
-another measurement: it is set aside (renamed), never mixed in.
+placements, order), and what the caller adds (how the runs are timed); each later
+line is one finished run, written and fsynced before the next run starts (through
+a descriptor kept open: one ``write`` and one ``fsync`` per run, about 0.2 ms on
+this machine's ext4). A line cut short by a kill is dropped on the next open. A
+journal whose fingerprint differs from the job's belongs to another measurement:
+it is set aside (renamed), never mixed in.
 """
 from __future__ import annotations
 
@@ -26,19 +28,24 @@ def _fsync_dir(path: Path) -> None:
 class Journal:
     """Finished runs of one measurement job, keyed by (strategy, repetition)."""
 
-    def __init__(self, path: Path, fingerprint: str, also: tuple[str, ...] = ()):
+    def __init__(self, path: Path, fingerprint: str, also: tuple[str, ...] = (),
+                 header: dict | None = None):
         """``also``: other fingerprints an existing journal may have and still be resumed
-        (:attr:`fingerprint` is then the one it has)."""
+        (:attr:`fingerprint` is then the one it has); ``header``: more fields for the
+        header of a new journal (:attr:`header` is the header the journal has)."""
         self.path = path
         self.fingerprint = fingerprint
         self.runs: dict[tuple[str, int], dict] = {}
         self.set_aside: Path | None = None  #: where a stale journal went, if any
-        self._open(also)
+        self.header: dict = {}
+        self._file = None
+        self._open(also, header or {})
 
-    def _open(self, also: tuple[str, ...]) -> None:
+    def _open(self, also: tuple[str, ...], extra: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = self._read_complete_lines()
-        found = json.loads(lines[0]).get("fingerprint") if lines else None
+        self.header = json.loads(lines[0]) if lines else {}
+        found = self.header.get("fingerprint")
         if found in also:
             self.fingerprint = found
         if lines and found != self.fingerprint:
@@ -47,13 +54,16 @@ class Journal:
             os.replace(self.path, self.set_aside)
             lines = []
         if not lines:
-            header = {"fingerprint": self.fingerprint, "created": time.time()}
-            self._write(json.dumps(header), mode="w")
+            self.header = {"fingerprint": self.fingerprint, "created": time.time(), **extra}
+            with self.path.open("w") as handle:
+                handle.write(json.dumps(self.header) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
             _fsync_dir(self.path.parent)
-            return
         for line in lines[1:]:
             run = json.loads(line)
             self.runs[(run["strategy"], run["repetition"])] = run
+        self._file = open(self.path, "ab", buffering=0)  # unbuffered: close() closes it
 
     def _read_complete_lines(self) -> list[str]:
         """The journal's whole lines; a torn last line is cut off the file."""
@@ -68,13 +78,23 @@ class Journal:
         lines = data[:end].decode().splitlines()
         return [line for line in lines if line.strip()]
 
-    def _write(self, line: str, mode: str = "a") -> None:
-        with self.path.open(mode) as handle:
-            handle.write(line + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-
     def append(self, run: dict) -> None:
-        """Record one finished run durably before anything else happens."""
-        self._write(json.dumps(run))
+        """Record one finished run durably (written and fsynced) before anything else happens."""
+        data = (json.dumps(run) + "\n").encode()
+        written = 0
+        while written < len(data):
+            written += self._file.write(data[written:])
+        os.fsync(self._file.fileno())
         self.runs[(run["strategy"], run["repetition"])] = run
+
+    def close(self) -> None:
+        """Close the journal's descriptor (every appended run is already on disk)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> "Journal":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
