@@ -236,3 +236,14 @@ def test_without_a_c_compiler_the_launcher_says_what_to_install(monkeypatch):
     monkeypatch.setattr(launcher_module.shutil, "which", lambda name: None)
     with pytest.raises(LauncherError, match="needs a C compiler.*gcc"):
         launcher_module.c_compiler()
+
+
+def test_the_program_has_its_own_process_group_in_the_launchers_session():
+    """Its own group (a timeout kills all of it), not its own session (a new autogroup of the
+    scheduler per run, which slows short programs on a busy machine)."""
+    result = run_once(["/bin/sh", "-c", "cat /proc/$$/stat; echo $$"], base_environment(), 10)
+    stat, pid = result.stdout.splitlines()
+    fields = stat.rsplit(")", 1)[1].split()
+    pgrp, session = int(fields[2]), int(fields[3])
+    assert pgrp == int(pid)
+    assert session == os.getsid(launcher_module.shared().pid) == os.getsid(0)

@@ -4,7 +4,7 @@ One ``pinbench-launcher`` process lives beside the measuring process and runs it
 programs one at a time: per run, one request down a pipe, one reply line back. It starts
 each program in a vfork-style child (no page tables copied, no Python between fork and
 exec), so the time it records is that of a bare ``posix_spawn`` + ``wait4`` plus a few
-system calls: ``personality(ADDR_NO_RANDOMIZE)``, ``PR_SET_PDEATHSIG``, ``setsid``, the
+system calls: ``personality(ADDR_NO_RANDOMIZE)``, ``PR_SET_PDEATHSIG``, ``setpgid``, the
 output redirections. Python's ``subprocess`` with a ``preexec_fn`` (the way before) forks
 the whole interpreter and runs Python in the child: about 2 ms more per run.
 

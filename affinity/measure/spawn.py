@@ -2,9 +2,11 @@
 
 The child gets a minimal environment (no inherited variables but those named),
 address-space randomisation off (``personality(ADDR_NO_RANDOMIZE)``, as
-``setarch -R`` does), its own session so a timeout kills its whole process
-group, and ``PR_SET_PDEATHSIG`` so it dies with the launcher instead of
-running on as an orphan that would disturb the next measurement. All of that is
+``setarch -R`` does), its own process group so a timeout kills the whole group,
+and ``PR_SET_PDEATHSIG`` so it dies with the launcher instead of running on as an
+orphan that would disturb the next measurement. It stays in the launcher's session:
+a session of its own would be a new autogroup of the scheduler per run, which
+slows short programs on a busy machine (see ``launcher.c``). All of that is
 done by the C launcher (:mod:`affinity.measure.launcher`), which starts the program
 in a vfork-style child and times it itself: wall time is a monotonic clock
 around spawn..wait, user and system time come from ``wait4``'s rusage.
