@@ -13,10 +13,11 @@ For each program, three kinds of runs alternate, so machine noise hits them alik
   then ``Journal.append`` of its row (written and fsynced, as before every next run).
 
 All three run the program with the environment a run gets (``run_environment``: the same
-``OMP_PLACES`` binding and affinity display). Prints the medians of the bare times, of the
-time the launcher records (``wall_s``), of its whole cost per run (from ``measure_one``'s
-call to the journaled row) and of the journal's append alone, and the ratios to the bare
-C time, against the targets (recorded within 1.05x, whole cost under 1.5x).
+``OMP_PLACES`` binding and affinity display). Prints the medians (then the 10th
+percentiles) of the bare times, of the time the launcher records (``wall_s``), of its whole
+cost per run (from ``measure_one``'s call to the journaled row) and of the journal's append
+alone, and the ratios to the bare C time, against the targets (recorded within 1.05x, whole
+cost under 1.5x).
 Usage: ``.venv/bin/python perf/launcher_overhead.py [--runs 200]``.
 """
 from __future__ import annotations
@@ -106,8 +107,8 @@ def bare_python(argv: list[str], env: dict[str, str], devnull: int) -> float:
 
 
 def compare(name: str, argv: list[str], runs: int, work: Path, timer: Path,
-            launcher: Launcher) -> dict[str, float]:
-    """Medians (seconds) of each kind of run of ``argv`` over ``runs`` alternating rounds."""
+            launcher: Launcher) -> dict[str, list[float]]:
+    """Seconds of each kind of run of ``argv`` over ``runs`` alternating rounds."""
     pus = sorted(os.sched_getaffinity(0))
     job = Job(machine="perf", benchmark=name, threads=len(pus), argv=argv, env={},
               validate="", time_regex=None, timeout_s=60, repetitions=runs, seed=0,
@@ -135,7 +136,27 @@ def compare(name: str, argv: list[str], runs: int, work: Path, timer: Path,
         bare_c.close()
         journal.close()
         os.close(devnull)
-    return {kind: statistics.median(times) for kind, times in found.items()}
+    return found
+
+
+def decile(times: list[float]) -> float:
+    """The 10th percentile: on a shared machine, less moved by other processes than the median."""
+    return statistics.quantiles(times, n=10)[0]
+
+
+def table(title: str, found: dict[str, dict[str, list[float]]], stat) -> None:
+    """One line per program: ``stat`` of each kind of run, and the ratios to bare C."""
+    print(title)
+    print(f"{'program':<24} {'bare C ms':>9} {'bare py ms':>10} {'recorded ms':>11} "
+          f"{'ratio':>6} {'per run ms':>10} {'ratio':>6} {'journal ms':>10}")
+    for label, times in found.items():
+        m = {kind: stat(values) for kind, values in times.items()}
+        recorded, whole = m["recorded"] / m["bare_c"], m["whole"] / m["bare_c"]
+        print(f"{label:<24} {m['bare_c'] * 1e3:>9.3f} {m['bare_py'] * 1e3:>10.3f} "
+              f"{m['recorded'] * 1e3:>11.3f} {recorded:>6.3f} {m['whole'] * 1e3:>10.3f} "
+              f"{whole:>6.3f} {m['journal'] * 1e3:>10.3f}"
+              f"{'' if recorded <= RECORDED_TARGET else '  recorded over target'}"
+              f"{'' if whole < WHOLE_TARGET else '  per run over target'}")
 
 
 def main() -> int:
@@ -158,20 +179,15 @@ def main() -> int:
         programs = [("/bin/true", ["/bin/true"]),
                     ("triad n=200000 iters=5", [str(kernel), "n=200000", "iters=5"]),
                     ("triad quick", [str(kernel), "quick"])]
-        print(f"{args.runs} alternating runs of each kind per program (triad quick: a tenth); "
-              f"medians; ratios to bare C (targets: recorded <= {RECORDED_TARGET}x, "
-              f"per run < {WHOLE_TARGET}x)")
-        print(f"{'program':<24} {'bare C ms':>9} {'bare py ms':>10} {'recorded ms':>11} "
-              f"{'ratio':>6} {'per run ms':>10} {'ratio':>6} {'journal ms':>10}")
+        found = {}
         for label, argv in programs:
             runs = args.runs if "quick" not in label else max(10, args.runs // 10)
-            m = compare(label, argv, runs, runs_dir, timer, launcher)
-            recorded, whole = m["recorded"] / m["bare_c"], m["whole"] / m["bare_c"]
-            print(f"{label:<24} {m['bare_c'] * 1e3:>9.3f} {m['bare_py'] * 1e3:>10.3f} "
-                  f"{m['recorded'] * 1e3:>11.3f} {recorded:>6.3f} {m['whole'] * 1e3:>10.3f} "
-                  f"{whole:>6.3f} {m['journal'] * 1e3:>10.3f}"
-                  f"{'' if recorded <= RECORDED_TARGET else '  recorded over target'}"
-                  f"{'' if whole < WHOLE_TARGET else '  per run over target'}")
+            found[label] = compare(label, argv, runs, runs_dir, timer, launcher)
+    print(f"{args.runs} alternating runs of each kind per program (triad quick: a tenth); "
+          f"ratios to bare C; targets: recorded <= {RECORDED_TARGET}x, per run < {WHOLE_TARGET}x; "
+          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs at the end")
+    table("medians", found, statistics.median)
+    table("10th percentiles (less moved by other processes on a shared machine)", found, decile)
     return 0
 
 
