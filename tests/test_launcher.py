@@ -1,13 +1,20 @@
-"""Real runs through the launcher: binding verification, failures, environment, journal."""
+"""Real runs through the launcher: binding verification, failures, environment, timeouts, the
+parent-death chain, journal."""
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from affinity.measure import launcher as launcher_module
 from affinity.measure import verify
 from affinity.measure.job import Job, measure_one, run_order
 from affinity.measure.journal import Journal
+from affinity.measure.launcher import Launcher, LauncherError
 from affinity.measure.spawn import base_environment, run_once
 
 TWO_PUS = sorted(os.sched_getaffinity(0))[:2]
@@ -26,27 +33,27 @@ def fixed(pus):
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
-def test_pinned_run_is_verified(spin_binaries, tmp_path, cc):
+def test_pinned_run_is_verified(spin_binaries, cc):
     planned = list(reversed(TWO_PUS))
-    row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}), "compact", 0, 0, tmp_path)
+    row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}), "compact", 0, 0)
     assert row.ok and row.verification == "ok", row
     assert row.pus == " ".join(map(str, planned))
     assert row.observed == " ".join(f"{t}:{pu}" for t, pu in enumerate(planned))
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
-def test_invalid_place_fails_verification_instead_of_running_silently(spin_binaries, tmp_path, cc):
+def test_invalid_place_fails_verification_instead_of_running_silently(spin_binaries, cc):
     """A PU the machine lacks: the runtime drops the place and runs on another CPU."""
     missing_pu = max(os.sched_getaffinity(0)) + 5
     planned = [TWO_PUS[0], missing_pu]
-    row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}), "compact", 0, 0, tmp_path)
+    row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}), "compact", 0, 0)
     assert row.verification == "mismatch", row
     assert f"1:{missing_pu}" not in row.observed
 
 
-def test_os_runs_are_not_bound(spin_binaries, tmp_path):
+def test_os_runs_are_not_bound(spin_binaries):
     row = measure_one(job(spin_binaries["gcc"], {"os": {"strategy": "os", "pus": None}}),
-                      "os", 0, 0, tmp_path)
+                      "os", 0, 0)
     assert row.ok and row.verification == "n/a" and row.pus == ""
     assert row.observed.startswith("0:")
 
@@ -60,27 +67,27 @@ def test_os_runs_are_not_bound(spin_binaries, tmp_path):
     (["20", "crash"], {"exit_status": [0, 4]}, "exit status 3"),
     (["20"], {"metrics": {"rate": r"^rate: (\S+)$"}}, r"metric regex '^rate: (\\S+)$' (rate)"),
 ])
-def test_failures_are_recorded_not_raised(spin_binaries, tmp_path, args, overrides, failure):
+def test_failures_are_recorded_not_raised(spin_binaries, args, overrides, failure):
     binary = str(spin_binaries["gcc"])
     spec = job(binary, {"os": {"strategy": "os", "pus": None}}, argv=[binary, *args], **overrides)
-    row = measure_one(spec, "os", 0, 0, tmp_path)
+    row = measure_one(spec, "os", 0, 0)
     assert not row.ok and row.failure.startswith(failure)
     assert row.wall_s < 10
 
 
-def test_time_regex_replaces_wall_time(spin_binaries, tmp_path):
+def test_time_regex_replaces_wall_time(spin_binaries):
     binary = str(spin_binaries["gcc"])
     spec = job(binary, {"os": {"strategy": "os", "pus": None}}, argv=[binary, "30"],
                time_regex=r"^kernel_time_s: (\S+)$")
-    row = measure_one(spec, "os", 0, 0, tmp_path)
+    row = measure_one(spec, "os", 0, 0)
     assert row.ok and row.time_source == "regex" and row.time_s == 0.03
     assert row.wall_s > 0.03
 
 
-def test_children_get_a_minimal_environment_without_aslr(tmp_path, monkeypatch):
+def test_children_get_a_minimal_environment_without_aslr(monkeypatch):
     monkeypatch.setenv("LEAKY_VARIABLE", "1")
     script = "cat /proc/self/personality; env"
-    result = run_once(["/bin/sh", "-c", script], base_environment() | {"EXTRA": "x"}, 10, tmp_path)
+    result = run_once(["/bin/sh", "-c", script], base_environment() | {"EXTRA": "x"}, 10)
     personality, *env = result.stdout.split()
     assert int(personality, 16) & 0x0040000  # ADDR_NO_RANDOMIZE
     names = {line.split("=")[0] for line in env}
@@ -89,7 +96,7 @@ def test_children_get_a_minimal_environment_without_aslr(tmp_path, monkeypatch):
 
 
 def test_a_program_that_cannot_start(tmp_path):
-    result = run_once([str(tmp_path / "nothing")], base_environment(), 5, tmp_path)
+    result = run_once([str(tmp_path / "nothing")], base_environment(), 5)
     assert result.exit_status == 127 and "cannot start" in result.error
 
 
@@ -169,11 +176,111 @@ def test_a_changed_measurement_says_what_changed(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("prog").write_text("not a real program\n")
     spec = job(Path("prog"), {"compact": fixed([1, 0]), "os": {"strategy": "os", "pus": None}})
-    journal = Journal(tmp_path / "j.jsonl", spec.fingerprint(), parts=spec.fingerprint_parts())
+    journal = Journal(tmp_path / "j.jsonl", spec.fingerprint(),
+                      header={"parts": spec.fingerprint_parts()})
     journal.append({"strategy": "os", "repetition": 0, "time_s": 1.0})
     moved = job(Path("prog"), {"compact": fixed([0, 1]), "os": {"strategy": "os", "pus": None}})
-    again = Journal(tmp_path / "j.jsonl", moved.fingerprint(), parts=moved.fingerprint_parts())
+    again = Journal(tmp_path / "j.jsonl", moved.fingerprint(),
+                    header={"parts": moved.fingerprint_parts()})
     assert again.runs == {} and again.set_aside_runs == 1
     assert again.changed == "placement of compact changed"
     why = json.loads(Path(f"{again.set_aside}.why").read_text())
     assert why["runs"] == 1 and why["changed"] == "placement of compact changed"
+
+
+def test_the_child_has_only_its_three_streams_and_no_input():
+    result = run_once(["/bin/sh", "-c", "ls /proc/self/fd; readlink /proc/self/fd/0"],
+                      base_environment(), 10)
+    *fds, stdin = result.stdout.split()
+    assert set(fds) == {"0", "1", "2", "3"}, fds  # 3: the directory ls lists
+    assert stdin == "/dev/null"
+
+
+def test_a_timeout_kills_the_whole_process_group(tmp_path):
+    pids = tmp_path / "pids"
+    script = f"sleep 60 & echo $! > {pids}; sleep 60"
+    result = run_once(["/bin/sh", "-c", script], base_environment(), 0.5)
+    assert result.timed_out and result.exit_status == -9 and 0.5 <= result.wall_s < 5
+    background = int(pids.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(background):  # killed with the group, then reaped by init
+        assert time.monotonic() < deadline, "the background child survived the timeout"
+        time.sleep(0.05)
+
+
+def test_only_the_last_bytes_of_each_stream_come_back():
+    with Launcher() as launcher:
+        reply = launcher.run("/bin/sh", ["sh", "-c", "printf 0123456789; printf abcdefgh >&2"],
+                             base_environment(), 10, output_limit=4)
+    assert (reply.stdout, reply.stderr) == ("6789", "efgh")
+    assert reply.wait_status == 0 and reply.max_rss_kb > 0
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not count)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+MEASURING_PROCESS = """
+import sys
+from affinity.measure.spawn import base_environment, run_once
+from affinity.measure import launcher
+print(launcher.shared().pid, flush=True)
+run_once(["/bin/sh", "-c", "echo $$ > " + sys.argv[1] + "; exec sleep 60"], base_environment(), 60)
+"""
+
+
+def test_the_program_and_the_launcher_die_with_the_measuring_process(tmp_path):
+    """The parent-death chain: measuring process -> launcher -> program, all SIGKILL."""
+    pidfile = tmp_path / "program.pid"
+    proc = subprocess.Popen([sys.executable, "-c", MEASURING_PROCESS, str(pidfile)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        launcher_pid = int(proc.stdout.readline())
+        deadline = time.monotonic() + 10
+        while not pidfile.exists() or not pidfile.read_text().strip():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        program_pid = int(pidfile.read_text())
+        assert _alive(launcher_pid) and _alive(program_pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 5
+    while _alive(launcher_pid) or _alive(program_pid):
+        assert time.monotonic() < deadline, "the launcher or the program outlived its parent"
+        time.sleep(0.05)
+
+
+def test_a_dead_launcher_is_an_error_and_the_next_run_starts_another():
+    first = launcher_module.shared()
+    os.kill(first.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while first.alive():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    with pytest.raises(LauncherError, match="died"):
+        first.run("/bin/true", ["true"], {}, 10, 100)
+    result = run_once(["/bin/true"], base_environment(), 10)  # a fresh shared launcher
+    assert result.exit_status == 0 and launcher_module.shared().pid != first.pid
+
+
+def test_without_a_c_compiler_the_launcher_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(launcher_module.shutil, "which", lambda name: None)
+    with pytest.raises(LauncherError, match="needs a C compiler.*gcc"):
+        launcher_module.c_compiler()
+
+
+def test_the_program_has_its_own_process_group_in_the_launchers_session():
+    """Its own group (a timeout kills all of it), not its own session (a new autogroup of the
+    scheduler per run, which slows short programs on a busy machine)."""
+    result = run_once(["/bin/sh", "-c", "cat /proc/$$/stat; echo $$"], base_environment(), 10)
+    stat, pid = result.stdout.splitlines()
+    fields = stat.rsplit(")", 1)[1].split()
+    pgrp, session = int(fields[2]), int(fields[3])
+    assert pgrp == int(pid)
+    assert session == os.getsid(launcher_module.shared().pid) == os.getsid(0)

@@ -9,6 +9,7 @@ from test_launcher import TWO_PUS, job
 
 from affinity.measure.job import run_job
 from affinity.measure.journal import Journal
+from affinity.measure.launcher import TIMER
 from affinity.results.runs import read_runs
 from stats.analyse import verdict_tables
 
@@ -33,6 +34,8 @@ def test_identical_placements_are_measured_once_and_named(spin_binaries, tmp_pat
     assert any("compact, scatter place the threads identically" in line for line in said)
     assert read_runs([tmp_path / "t.csv"]) == records
     assert not any("measuring anyway" in line for line in said)  # max_wait_s 0: no waiting
+    header = json.loads((tmp_path / "j.jsonl").read_text().splitlines()[0])
+    assert header["timer"] == TIMER  # how these runs were timed
 
 
 def test_a_journal_from_before_the_merge_goes_on_measuring_every_strategy(spin_binaries, tmp_path):
@@ -49,6 +52,7 @@ def test_a_journal_from_before_the_merge_goes_on_measuring_every_strategy(spin_b
         (s, k) for s in PLACEMENTS for k in range(2))  # nothing set aside, nothing merged
     assert any("resuming: 1 of 6" in line for line in said)
     assert not any("set aside" in line or "changed" in line for line in said)
+    assert any("timed by an older launcher" in line for line in said)  # its header has no timer
 
 
 def test_a_run_beside_a_cpu_burner_is_waited_for_or_marked(spin_binaries, tmp_path):

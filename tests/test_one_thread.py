@@ -2,7 +2,6 @@
 the launcher reads the initial thread's CPUs from the kernel once the program has exited."""
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from test_workflow import read_csv, snakemake, write_campaign
 
 from affinity.measure import spawn
 from affinity.measure.job import Job, measure_one
+from affinity.measure.launcher import Launcher
 from affinity.measure.verify import format_binding
 
 ALLOWED = sorted(os.sched_getaffinity(0))
@@ -73,32 +73,32 @@ def programs(tmp_path_factory, spin_binaries) -> dict[tuple[str, str], Path]:
     return built
 
 
-def one_thread(binary: Path, strategy: str, pus: list[int] | None, tmp_path: Path):
+def one_thread(binary: Path, strategy: str, pus: list[int] | None):
     """The record of one one-thread run of ``binary 20`` planned on ``pus``."""
     job = Job(machine="local", benchmark="b", threads=1, argv=[str(binary), "20"], env={},
               validate="^validation: OK$", time_regex=None, timeout_s=20, repetitions=1,
               seed=1, order="interleaved",
               placements={strategy: {"strategy": strategy, "pus": pus}})
-    return measure_one(job, strategy, 0, 0, tmp_path)
+    return measure_one(job, strategy, 0, 0)
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang", "static"])
-def test_a_correct_binding_is_verified(programs, tmp_path, cc):
-    row = one_thread(programs["spin", cc], "compact", [PU], tmp_path)
+def test_a_correct_binding_is_verified(programs, cc):
+    row = one_thread(programs["spin", cc], "compact", [PU])
     assert row.ok and row.verification == "ok", row
     assert row.observed == f"0:{PU}"
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang", "static"])
-def test_a_binding_the_runtime_did_not_honour_is_a_mismatch(programs, tmp_path, cc):
-    row = one_thread(programs["spin", cc], "compact", [INVALID], tmp_path)
+def test_a_binding_the_runtime_did_not_honour_is_a_mismatch(programs, cc):
+    row = one_thread(programs["spin", cc], "compact", [INVALID])
     assert row.ok and row.verification == "mismatch", row
     assert row.observed.startswith("0:") and str(INVALID) not in row.observed
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
-def test_os_runs_are_not_bound_and_show_where_the_thread_could_run(programs, tmp_path, cc):
-    row = one_thread(programs["spin", cc], "os", None, tmp_path)
+def test_os_runs_are_not_bound_and_show_where_the_thread_could_run(programs, cc):
+    row = one_thread(programs["spin", cc], "os", None)
     assert row.ok and row.verification == "n/a" and row.observed == UNBOUND, row
 
 
@@ -108,29 +108,24 @@ def test_os_runs_are_not_bound_and_show_where_the_thread_could_run(programs, tmp
     ("moved", "mismatch"),  # a binding undone after the runtime's report is caught at exit
 ])
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
-def test_programs_without_a_parallel_region_or_that_move(programs, tmp_path, cc, program, verdict):
+def test_programs_without_a_parallel_region_or_that_move(programs, cc, program, verdict):
     if len(ALLOWED) < 2 and verdict == "mismatch":
         pytest.skip("needs two CPUs to tell a bound thread from an unbound one")
-    row = one_thread(programs[program, cc], "compact", [PU], tmp_path)
+    row = one_thread(programs[program, cc], "compact", [PU])
     assert row.ok and row.verification == verdict, row
     assert row.observed == (f"0:{PU}" if verdict == "ok" else UNBOUND)
 
 
-def test_the_launcher_reads_the_exited_programs_cpus_outside_the_wall_time(tmp_path, monkeypatch):
-    """No OpenMP: ``taskset`` binds and execs ``true``; a slow read of the kernel's answer
-    would show in the wall time if it were inside the timed span."""
+def test_the_launcher_reads_the_exited_programs_cpus_outside_the_wall_time():
+    """No OpenMP: ``taskset`` binds and execs ``true``; a slow read of the kernel's answer (the
+    launcher told to sleep 0.3 s after it) would show in the wall time if it were inside the
+    timed span."""
     argv = ["taskset", "-c", str(PU), "/bin/true"]
-    read = spawn.read_exit_cpus
-
-    def slow_read(pid: int) -> str:
-        time.sleep(0.3)
-        return read(pid)
-
-    monkeypatch.setattr(spawn, "read_exit_cpus", slow_read)
-    result = spawn.run_once(argv, spawn.base_environment(), 10, tmp_path)
-    assert result.exit_status == 0 and result.exit_cpus == str(PU)
-    assert result.wall_s < 0.25
-    hung = spawn.run_once(["/bin/sleep", "10"], spawn.base_environment(), 0.2, tmp_path)
+    with Launcher(exit_read_delay_s=0.3) as slow:
+        result = spawn.run_once(argv, spawn.base_environment(), 10, slow)
+        assert result.exit_status == 0 and result.exit_cpus == str(PU)
+        assert result.wall_s < 0.25
+        hung = spawn.run_once(["/bin/sleep", "10"], spawn.base_environment(), 0.2, slow)
     assert hung.timed_out and hung.exit_cpus == ""
 
 

@@ -173,7 +173,7 @@ def test_a_program_that_chooses_its_own_thread_count_is_caught_bound_or_not(xslo
         spec = job(xslookup, placements, argv=argv, threads=2,
                    validate="^Verification checksum", time_regex=r"^Runtime: +(\S+)")
         for strategy in ("os", "compact"):
-            row = measure_one(spec, strategy, 0, 0, tmp_path)
+            row = measure_one(spec, strategy, 0, 0)
             assert row.ok and row.verification == verdict and not row.counts, (count, row)
 
 

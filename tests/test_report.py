@@ -160,10 +160,11 @@ def test_measurements_set_aside_are_shown_not_hidden(tmp_path):
 
     layout = Layout(str(tmp_path / "c"))
     path = Path(layout.journal("m", "spin", 2))
-    first = Journal(path, "a", parts={"binary": "1", "placement of gp": "x"})
+    first = Journal(path, "a", header={"parts": {"binary": "1", "placement of gp": "x"}})
     for rep in range(3):
         first.append({"strategy": "gp", "repetition": rep, "time_s": 1.0})
-    Journal(path, "b", parts={"binary": "1", "placement of gp": "y"})
+    first.close()
+    Journal(path, "b", header={"parts": {"binary": "1", "placement of gp": "y"}}).close()
     [line] = set_aside(layout, ["m"])
     assert line.startswith("m/spin/t2: 3 runs set aside (placement of gp changed): ")
     config = {"campaign": "c", "machines": {"m": {"topology": "auto"}}, "benchmarks": {},

@@ -2,6 +2,8 @@
 
 - :mod:`~affinity.measure.job`: the job, its run order, one run judged and recorded, resumption;
 - :mod:`~affinity.measure.spawn`: start one run in a fixed environment and time it;
+- :mod:`~affinity.measure.launcher`: the C launcher (``launcher.c``, built on demand) that
+  starts and times each run in a vfork-style child, beside the measuring process;
 - :mod:`~affinity.measure.verify`: each thread's reported binding (at one thread, also the
   kernel's at exit) against the plan;
 - :mod:`~affinity.measure.journal`: the fsynced journal, so a killed job loses nothing;

@@ -33,7 +33,6 @@ import json
 import os
 import random
 import re
-import shutil
 import sys
 import time
 from collections import Counter
@@ -42,6 +41,7 @@ from pathlib import Path
 
 from affinity.measure import verify
 from affinity.measure.journal import Journal
+from affinity.measure.launcher import TIMER, Launcher
 from affinity.measure.lock import DEFAULT_LOCK, MachineLock
 from affinity.measure.outputs import keep
 from affinity.measure.spawn import RunResult, base_environment, run_once
@@ -170,11 +170,17 @@ def governor(pus: list[int] | None) -> str:
     """The CPU frequency governor of the PUs used (``unreadable`` when sysfs has none)."""
     found = set()
     for pu in pus if pus is not None else [0]:
-        path = Path(f"/sys/devices/system/cpu/cpu{pu}/cpufreq/scaling_governor")
+        try:  # os.open rather than pathlib: read before every run
+            fd = os.open(f"/sys/devices/system/cpu/cpu{pu}/cpufreq/scaling_governor",
+                         os.O_RDONLY)
+        except OSError:
+            continue
         try:
-            found.add(path.read_text().strip())
+            found.add(os.read(fd, 256).decode().strip())
         except OSError:
             pass
+        finally:
+            os.close(fd)
     return "/".join(sorted(found)) or "unreadable"
 
 
@@ -237,15 +243,19 @@ def metrics(job: Job, stdout: str) -> tuple[dict[str, float], list[str]]:
 
 
 def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
-                scratch: Path, outputs: Path | None = None) -> RunRecord:
+                launcher: Launcher | None = None, outputs: Path | None = None) -> RunRecord:
     """Run one repetition of one strategy and return its record; keep its output in
-    ``outputs`` (:mod:`affinity.measure.outputs`) when given."""
+    ``outputs`` (:mod:`affinity.measure.outputs`) when given.
+
+    ``launcher``: the launcher process that runs it (default: this process's own). The
+    output is parsed and the binding verified once the program is reaped, after the clock.
+    """
     pus = pus_for(job.placements[strategy], repetition)
     env = run_environment(job, pus)
     load_1m = os.getloadavg()[0]
     gov = governor(pus)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
-    result = run_once(job.argv, env, job.timeout_s, scratch)
+    result = run_once(job.argv, env, job.timeout_s, launcher)
     failure, validated, time_s, source, resolution = judge(job, result)
     if outputs is not None:
         keep(outputs, strategy, repetition, result.exit_status, result.stdout, result.stderr)
@@ -300,62 +310,73 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
     run's output under ``outputs``, in a folder named after the journal's fingerprint."""
     label = f"[{job.machine} {job.benchmark} t{job.threads}]"
     with MachineLock(lock_path, lambda line: say(f"{label} {line}")):
-        parts = job.fingerprint_parts()
         older = job.resumable()
-        journal = Journal(journal_path, job.fingerprint(), also=older, parts=parts)
-        if journal.set_aside:
-            say(f"{label} WARNING: the measurement changed ({journal.changed}): "
-                f"{journal.set_aside_runs} finished runs set aside in {journal.set_aside}, "
-                "not used, and measured again")
-        unmerged = len(older) == 2 and journal.fingerprint == older[1]
-        same_as = {} if unmerged else job.same_as
-        kept = outputs / journal.fingerprint[:16] if outputs is not None else None
-        measured = [s for s in job.placements if s not in same_as]
-        stands_for = {s: [o for o in job.placements if same_as.get(o) == s] for s in measured}
-        for strategy, others in stands_for.items():
-            if others:
-                say(f"{label} {', '.join([strategy, *others])} place the threads identically "
-                    f"(or up to a symmetry of the machine): one experiment, measured once "
-                    f"as {strategy}")
-        seed = derive_seed(job.seed, "order", job.machine, job.benchmark, job.threads)
-        order = rounds_order(measured, job.repetitions, seed) if job.stopping else \
-            run_order(measured, job.repetitions, job.order, seed)
-        journaled = sum(pair in journal.runs for pair in order)
-        if journaled:
-            say(f"{label} resuming: {journaled} of {len(order)} runs already journaled")
-        scratch = journal_path.parent / f".scratch-{journal_path.stem}"
-        last_report, noisy = 0.0, True  # before the first run: is the machine quiet?
-        threshold, max_wait = job.quiet["threshold"], job.quiet["max_wait_s"]
-        times: dict[str, list[float]] = {strategy: [] for strategy in measured}
-        for index, (strategy, rep) in enumerate(order):
-            record = RunRecord(**journal.runs[(strategy, rep)]) \
-                if (strategy, rep) in journal.runs else None
-            if record is None:
-                waited, busy = wait_until_quiet(threshold, max_wait) if noisy else (0.0, False)
-                if busy:
-                    say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
-                        f"busy for {max_wait:g} s: measuring anyway "
-                        "(python -m affinity.measure.system names them)")
-                record = measure_one(job, strategy, rep, index, scratch, kept)
-                record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
-                noisy = record.other_cpu is not None and record.other_cpu > threshold
-                journal.append(record.as_row())
-                now = time.monotonic()
-                if not record.ok or index + 1 == len(order) or now - last_report > 5:
-                    last_report = now
-                    status = "ok" if record.ok else f"FAILED ({record.failure})"
-                    say(f"{label} {index + 1}/{len(order)} {strategy} "
-                        f"rep {rep}: {record.wall_s:.3f} s {status}")
-            if record.counts:
-                times[strategy].append(record.time_s)
-            if job.stopping and _stops(job.stopping, times, index, len(measured), len(order)):
-                say(f"{label} every strategy's median known to within "
-                    f"{job.stopping['precision']:.1%} after {rep + 1} rounds: stopping "
-                    f"({len(order) - index - 1} runs of {len(order)} saved)")
-                break
-        records = sorted((RunRecord(**run) for run in journal.runs.values()),
-                         key=lambda record: record.order_index)
+        with Journal(journal_path, job.fingerprint(), also=older,
+                     header={"timer": TIMER, "parts": job.fingerprint_parts()}) as journal, \
+                Launcher() as launcher:
+            if journal.set_aside:
+                say(f"{label} WARNING: the measurement changed ({journal.changed}): "
+                    f"{journal.set_aside_runs} finished runs set aside in {journal.set_aside}, "
+                    "not used, and measured again")
+            unmerged = len(older) == 2 and journal.fingerprint == older[1]
+            kept = outputs / journal.fingerprint[:16] if outputs is not None else None
+            records = _run_journaled(job, journal, launcher, not unmerged, kept, label, say)
         write_runs(records, out)
-        shutil.rmtree(scratch, ignore_errors=True)
     say(f"{label} {failure_summary(records)}")
     return records
+
+
+def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
+                   kept: Path | None, label: str, say) -> list[RunRecord]:
+    """The body of :func:`run_job`, under the machine lock: the runs the journal lacks
+    (``merged``: the journal is one where identical placements are measured once; ``kept``:
+    where each run's output goes)."""
+    same_as = job.same_as if merged else {}
+    measured = [s for s in job.placements if s not in same_as]
+    stands_for = {s: [o for o in job.placements if same_as.get(o) == s] for s in measured}
+    for strategy, others in stands_for.items():
+        if others:
+            say(f"{label} {', '.join([strategy, *others])} place the threads identically "
+                f"(or up to a symmetry of the machine): one experiment, measured once "
+                f"as {strategy}")
+    seed = derive_seed(job.seed, "order", job.machine, job.benchmark, job.threads)
+    order = rounds_order(measured, job.repetitions, seed) if job.stopping else \
+        run_order(measured, job.repetitions, job.order, seed)
+    journaled = sum(pair in journal.runs for pair in order)
+    if journaled:
+        say(f"{label} resuming: {journaled} of {len(order)} runs already journaled")
+        if journal.header.get("timer") != TIMER:
+            say(f"{label} those runs were timed by an older launcher (Python's fork "
+                "path, about 2 ms more per run than the runs measured now); delete "
+                f"{journal.path} to measure them all alike")
+    last_report, noisy = 0.0, True  # before the first run: is the machine quiet?
+    threshold, max_wait = job.quiet["threshold"], job.quiet["max_wait_s"]
+    times: dict[str, list[float]] = {strategy: [] for strategy in measured}
+    for index, (strategy, rep) in enumerate(order):
+        record = RunRecord(**journal.runs[(strategy, rep)]) \
+            if (strategy, rep) in journal.runs else None
+        if record is None:
+            waited, busy = wait_until_quiet(threshold, max_wait) if noisy else (0.0, False)
+            if busy:
+                say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
+                    f"busy for {max_wait:g} s: measuring anyway "
+                    "(python -m affinity.measure.system names them)")
+            record = measure_one(job, strategy, rep, index, launcher, kept)
+            record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
+            noisy = record.other_cpu is not None and record.other_cpu > threshold
+            journal.append(record.as_row())
+            now = time.monotonic()
+            if not record.ok or index + 1 == len(order) or now - last_report > 5:
+                last_report = now
+                status = "ok" if record.ok else f"FAILED ({record.failure})"
+                say(f"{label} {index + 1}/{len(order)} {strategy} "
+                    f"rep {rep}: {record.wall_s:.3f} s {status}")
+        if record.counts:
+            times[strategy].append(record.time_s)
+        if job.stopping and _stops(job.stopping, times, index, len(measured), len(order)):
+            say(f"{label} every strategy's median known to within "
+                f"{job.stopping['precision']:.1%} after {rep + 1} rounds: stopping "
+                f"({len(order) - index - 1} runs of {len(order)} saved)")
+            break
+    return sorted((RunRecord(**run) for run in journal.runs.values()),
+                  key=lambda record: record.order_index)

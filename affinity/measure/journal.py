@@ -2,12 +2,14 @@
 
 One JSON object per line. The first line is a header holding a fingerprint
 of everything that defines the measurement (binary, command, environment,
-placements, order); each later line is one finished run, written, flushed and
-fsynced before the next run starts. A line cut short by a kill is dropped on
-the next open. A journal whose fingerprint differs from the job's belongs to
-another measurement: it is set aside (renamed to ``<name>.stale-<time>``), never
-mixed in, with a note of what changed beside it (``<name>.stale-<time>.why``:
-the parts of the fingerprint that differ, when the header holds them).
+placements, order), and what the caller adds (how the runs are timed); each later
+line is one finished run, written and fsynced before the next run starts (through
+a descriptor kept open: one ``write`` and one ``fsync`` per run, about 0.2 ms on
+this machine's ext4). A line cut short by a kill is dropped on the next open. A
+journal whose fingerprint differs from the job's belongs to another measurement:
+it is set aside (renamed to ``<name>.stale-<time>``), never mixed in, with a note
+of what changed beside it (``<name>.stale-<time>.why``: the parts of the
+fingerprint that differ, when both headers hold them as ``parts``).
 """
 from __future__ import annotations
 
@@ -29,44 +31,45 @@ class Journal:
     """Finished runs of one measurement job, keyed by (strategy, repetition)."""
 
     def __init__(self, path: Path, fingerprint: str, also: tuple[str, ...] = (),
-                 parts: dict[str, str] | None = None):
+                 header: dict | None = None):
         """``also``: other fingerprints an existing journal may have and still be resumed
-        (:attr:`fingerprint` is then the one it has); ``parts``: what the fingerprint is a
-        hash of, kept in the header to say what changed when the journal is set aside."""
+        (:attr:`fingerprint` is then the one it has); ``header``: more fields for the
+        header of a new journal (:attr:`header` is the header the journal has)."""
         self.path = path
         self.fingerprint = fingerprint
-        self.parts = parts or {}
         self.runs: dict[tuple[str, int], dict] = {}
         self.set_aside: Path | None = None  #: where a stale journal went, if any
         self.set_aside_runs = 0  #: how many finished runs it held
         self.changed = ""  #: what differs from the stale journal, in words
-        self._open(also)
+        self.header: dict = {}
+        self._file = None
+        self._open(also, header or {})
 
-    def _open(self, also: tuple[str, ...]) -> None:
+    def _open(self, also: tuple[str, ...], extra: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = self._read_complete_lines()
-        header = json.loads(lines[0]) if lines else {}
-        found = header.get("fingerprint")
+        self.header = json.loads(lines[0]) if lines else {}
+        found = self.header.get("fingerprint")
         if found in also:
             self.fingerprint = found
         if lines and found != self.fingerprint:
-            self._set_aside(header, len(lines) - 1)
+            self._set_aside(self.header.get("parts", {}), extra.get("parts", {}), len(lines) - 1)
             lines = []
         if not lines:
-            header = {"fingerprint": self.fingerprint, "created": time.time(),
-                      **({"parts": self.parts} if self.parts else {})}
-            self._write(json.dumps(header), mode="w")
+            self.header = {"fingerprint": self.fingerprint, "created": time.time(), **extra}
+            with self.path.open("w") as handle:
+                handle.write(json.dumps(self.header) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
             _fsync_dir(self.path.parent)
-            return
         for line in lines[1:]:
             run = json.loads(line)
             self.runs[(run["strategy"], run["repetition"])] = run
+        self._file = open(self.path, "ab", buffering=0)  # unbuffered: close() closes it
 
-    def _set_aside(self, header: dict, runs: int) -> None:
-        old = header.get("parts", {})
-        if old:
-            changed = [name for name in {**old, **self.parts}
-                       if old.get(name) != self.parts.get(name)]
+    def _set_aside(self, old: dict, new: dict, runs: int) -> None:
+        if old and new:
+            changed = [name for name in {**old, **new} if old.get(name) != new.get(name)]
             self.changed = ", ".join(changed) + " changed"
         else:
             self.changed = "written by an older pinbench with another measurement"
@@ -91,13 +94,23 @@ class Journal:
         lines = data[:end].decode().splitlines()
         return [line for line in lines if line.strip()]
 
-    def _write(self, line: str, mode: str = "a") -> None:
-        with self.path.open(mode) as handle:
-            handle.write(line + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-
     def append(self, run: dict) -> None:
-        """Record one finished run durably before anything else happens."""
-        self._write(json.dumps(run))
+        """Record one finished run durably (written and fsynced) before anything else happens."""
+        data = (json.dumps(run) + "\n").encode()
+        written = 0
+        while written < len(data):
+            written += self._file.write(data[written:])
+        os.fsync(self._file.fileno())
         self.runs[(run["strategy"], run["repetition"])] = run
+
+    def close(self) -> None:
+        """Close the journal's descriptor (every appended run is already on disk)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> "Journal":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -2,15 +2,24 @@
 
 The child gets a minimal environment (no inherited variables but those named),
 address-space randomisation off (``personality(ADDR_NO_RANDOMIZE)``, as
-``setarch -R`` does), its own session so a timeout kills its whole process
-group, and ``PR_SET_PDEATHSIG`` so it dies with the launcher instead of
-running on as an orphan that would disturb the next measurement. Wall time
-is taken with a monotonic clock around spawn..wait, user and system time
-from ``wait4``'s rusage.
+``setarch -R`` does), its own process group so a timeout kills the whole group,
+and ``PR_SET_PDEATHSIG`` so it dies with the launcher instead of running on as an
+orphan that would disturb the next measurement. It stays in the launcher's session:
+a session of its own would be a new autogroup of the scheduler per run, which
+slows short programs on a busy machine (see ``launcher.c``). All of that is
+done by the C launcher (:mod:`affinity.measure.launcher`), which starts the program
+in a vfork-style child and times it itself: wall time is a monotonic clock
+around spawn..wait, user and system time come from ``wait4``'s rusage.
 
-Before the spawn and after the reaping (outside the timed span), the machine's CPU
-time is sampled from ``/proc/stat``: what the run and the launcher did not use, others
-did (:attr:`RunResult.other_cpu`).
+The program's stdout and stderr go to two memory files of the launcher, emptied before
+each run: no file is created or truncated per run (truncating an ext4 file that held
+data costs about 0.2 ms), and nothing is read while it runs. What a program writes is
+held in memory until its run ends, so a program that writes gigabytes uses as much.
+
+Before the spawn and after the reaping (outside the timed span), the launcher samples
+the machine's CPU time from ``/proc/stat``: what the run and the launcher did not use,
+others did (:attr:`RunResult.other_cpu`); the measuring Python process sleeps on the
+launcher's pipe meanwhile.
 
 Between the program's exit and its reaping, the launcher reads from the kernel
 the CPUs its initial thread was last allowed (the zombie's ``Cpus_allowed_list``):
@@ -18,22 +27,14 @@ nothing runs in the program for it, and that read is left out of the wall time.
 """
 from __future__ import annotations
 
-import ctypes
 import os
-import select
-import signal
-import subprocess
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
+from affinity.measure import launcher as c_launcher
 from affinity.measure.system import CpuTimes, other_share
 
-ADDR_NO_RANDOMIZE = 0x0040000
-PR_SET_PDEATHSIG = 1
 #: Bytes kept from each output stream of a run.
 OUTPUT_LIMIT = 1 << 20
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def base_environment() -> dict[str, str]:
@@ -44,11 +45,6 @@ def base_environment() -> dict[str, str]:
         "LANG": "C",
         "LC_ALL": "C",
     }
-
-
-def _prepare_child() -> None:  # runs in the child between fork and exec
-    _libc.personality(ADDR_NO_RANDOMIZE)
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 @dataclass
@@ -68,73 +64,39 @@ class RunResult:
     exit_cpus: str = ""
     #: the share of all CPUs' time other processes used during the run (None: too short)
     other_cpu: float | None = None
+    #: the program's peak resident set (kB), from ``wait4``
+    max_rss_kb: int = 0
 
 
-def _tail(path: Path) -> str:
-    with path.open("rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, size - OUTPUT_LIMIT))
-        return handle.read().decode("utf-8", "replace")
+def executable(argv0: str, env: dict[str, str]) -> str:
+    """The file ``argv0`` names, searched in ``env``'s ``PATH`` when it has no slash (as
+    ``subprocess`` does); unchanged when not found, so the launcher reports the error."""
+    if "/" in argv0:
+        return argv0
+    for folder in os.get_exec_path(env):
+        candidate = os.path.join(folder, argv0)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return argv0
 
 
-def read_exit_cpus(pid: int) -> str:
-    """The ``Cpus_allowed_list`` of an exited, unreaped child's initial thread ("" if unreadable)."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"Cpus_allowed_list:"):
-                    return line.split(b":", 1)[1].strip().decode()
-    except OSError:
-        pass
-    return ""
-
-
-def run_once(argv: list[str], env: dict[str, str], timeout_s: float, scratch: Path) -> RunResult:
+def run_once(argv: list[str], env: dict[str, str], timeout_s: float,
+             launcher: c_launcher.Launcher | None = None) -> RunResult:
     """Run ``argv`` once with exactly ``env`` and return its times and output.
 
-    Output goes to files in ``scratch`` (not pipes: nothing is read while the
-    program runs). A run past ``timeout_s`` is killed with its process group.
+    The output goes to memory files of the launcher (nothing is read while the program
+    runs), and the last :data:`OUTPUT_LIMIT` bytes of each stream come back. A run past
+    ``timeout_s`` is killed with its process group. ``launcher``: the launcher process to
+    use (default: this process's own, :func:`affinity.measure.launcher.shared`).
     """
-    scratch.mkdir(parents=True, exist_ok=True)
-    out_path, err_path = scratch / "run.stdout", scratch / "run.stderr"
-    with out_path.open("wb") as out, err_path.open("wb") as err:
-        cpu_before, ours_before = CpuTimes.now(), _our_cpu_s()
-        start = time.monotonic_ns()
-        try:
-            proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=err, start_new_session=True,
-                                    preexec_fn=_prepare_child, close_fds=True)
-        except OSError as exc:
-            return RunResult(0.0, 0.0, 0.0, 127, False, "", "", f"cannot start: {exc}")
-        timed_out = _wait_or_kill(proc.pid, timeout_s)
-        exited = time.monotonic_ns()
-        cpus = "" if timed_out else read_exit_cpus(proc.pid)
-        untimed = time.monotonic_ns() - exited
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall_s = (time.monotonic_ns() - start - untimed) / 1e9
-        others = other_share(cpu_before, CpuTimes.now(), _our_cpu_s() - ours_before)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return RunResult(wall_s, usage.ru_utime, usage.ru_stime, proc.returncode, timed_out,
-                     _tail(out_path), _tail(err_path), exit_cpus=cpus, other_cpu=others)
-
-
-def _our_cpu_s() -> float:
-    """CPU seconds of this process and its reaped children (the runs) so far."""
-    times = os.times()
-    return times.user + times.system + times.children_user + times.children_system
-
-
-def _wait_or_kill(pid: int, timeout_s: float) -> bool:
-    """Block until the child exits or the timeout passes; on timeout kill its group."""
-    fd = os.pidfd_open(pid)
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout_s)
-    finally:
-        os.close(fd)
-    if ready:
-        return False
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    return True
+    reply = (launcher or c_launcher.shared()).run(executable(argv[0], env), argv, env,
+                                                  timeout_s, OUTPUT_LIMIT)
+    if reply.error:
+        error = OSError(reply.error, os.strerror(reply.error), argv[0])
+        return RunResult(0.0, 0.0, 0.0, 127, False, "", "", f"cannot start: {error}")
+    others = other_share(CpuTimes(reply.busy_before, reply.total_before),
+                         CpuTimes(reply.busy_after, reply.total_after), reply.own_cpu_s)
+    return RunResult(reply.wall_s, reply.user_s, reply.sys_s,
+                     os.waitstatus_to_exitcode(reply.wait_status), reply.timed_out,
+                     reply.stdout, reply.stderr, exit_cpus=reply.exit_cpus, other_cpu=others,
+                     max_rss_kb=reply.max_rss_kb)

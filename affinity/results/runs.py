@@ -75,8 +75,11 @@ class RunRecord:
         return self.ok and not self.misplaced
 
     def as_row(self) -> dict:
-        """The record as a plain dict, in column order (for CSV and the journal)."""
-        return dataclasses.asdict(self)
+        """The record as a plain dict, in column order (for CSV and the journal).
+
+        Every field is a plain value, so no deep copy (``dataclasses.asdict``) is needed:
+        this runs between two runs of a measurement job."""
+        return {name: getattr(self, name) for name in RUN_COLUMNS}
 
 
 RUN_COLUMNS = [field.name for field in dataclasses.fields(RunRecord)]

@@ -1,0 +1,194 @@
+"""The C launcher that starts and times every run (``launcher.c``), built on demand.
+
+One ``pinbench-launcher`` process lives beside the measuring process and runs its
+programs one at a time: per run, one request down a pipe, one reply line back. It starts
+each program in a vfork-style child (no page tables copied, no Python between fork and
+exec), so the time it records is that of a bare ``posix_spawn`` + ``wait4`` plus a few
+system calls: ``personality(ADDR_NO_RANDOMIZE)``, ``PR_SET_PDEATHSIG``, ``setpgid``, the
+output redirections. Python's ``subprocess`` with a ``preexec_fn`` (the way before) forks
+the whole interpreter and runs Python in the child: about 2 ms more per run.
+
+The launcher is built with the system's C compiler (``gcc``, ``cc`` or ``clang``) the
+first time a process needs it, into ``affinity/measure/build/`` under a name that holds
+the hash of its source and build command (so a changed source is a new binary), under a
+lock shared by concurrent processes. There is no fallback without a compiler: pinbench
+needs one to build its benchmarks anyway, and runs timed another way would carry another
+constant cost, which a resumed journal would then mix.
+
+Parent-death chain: the launcher sets ``PR_SET_PDEATHSIG`` (SIGKILL) on itself at start
+and checks its parent is still the measuring process, and each program sets it too: if the
+measuring process dies, the launcher dies, and with it the program.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parent / "launcher.c"
+BUILD = Path(__file__).resolve().parent / "build"
+CFLAGS = ("-O2", "-std=gnu11", "-Wall", "-Wextra")
+#: Version of the way runs are timed, written in new journals' headers.
+TIMER = "c-launcher-1"
+#: Fields of the launcher's reply line (see launcher.c).
+REPLY_FIELDS = 15
+
+
+class LauncherError(RuntimeError):
+    """The launcher cannot be built or started, or it died; one-line message."""
+
+
+def c_compiler() -> str:
+    """The path of the C compiler the launcher is built with."""
+    for cc in (os.environ.get("PINBENCH_LAUNCHER_CC", ""), "gcc", "cc", "clang"):
+        path = shutil.which(cc) if cc else None
+        if path:
+            return path
+    raise LauncherError("building the launcher needs a C compiler, none found "
+                        "(install the Debian package gcc, as scripts/setup.sh does)")
+
+
+def build() -> Path:
+    """The launcher binary, compiled now if this source and command have not been yet."""
+    cc = c_compiler()
+    source = SOURCE.read_bytes()
+    key = hashlib.sha256(source + "\0".join([cc, *CFLAGS]).encode()).hexdigest()[:16]
+    binary = BUILD / f"pinbench-launcher-{key}"
+    if binary.exists():
+        return binary
+    BUILD.mkdir(parents=True, exist_ok=True)
+    with open(BUILD / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if binary.exists():  # built by another process meanwhile
+            return binary
+        with tempfile.TemporaryDirectory(dir=BUILD) as tmp:
+            out = Path(tmp) / binary.name
+            proc = subprocess.run([cc, *CFLAGS, "-o", str(out), str(SOURCE)],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                lines = [line for line in proc.stderr.splitlines() if line.strip()]
+                first = next((line for line in lines if "error" in line), lines[0] if lines else "")
+                raise LauncherError(f"building the launcher failed ({Path(cc).name}): {first}")
+            os.replace(out, binary)
+        for old in BUILD.glob("pinbench-launcher-*"):  # of older sources (running ones go on)
+            if old != binary:
+                with contextlib.suppress(OSError):
+                    old.unlink()
+    return binary
+
+
+@dataclass
+class Reply:
+    """What the launcher says of one run (times in seconds, CPU samples in clock ticks)."""
+
+    wall_s: float
+    user_s: float
+    sys_s: float
+    max_rss_kb: int
+    wait_status: int
+    timed_out: bool
+    error: int  #: errno when the program could not start, else 0
+    busy_before: int
+    total_before: int
+    busy_after: int
+    total_after: int
+    own_cpu_s: float  #: the launcher's CPU time and its reaped children's during the samples
+    exit_cpus: str
+    stdout: str  #: the end of what the program wrote to stdout (at most ``output_limit``)
+    stderr: str
+
+
+class Launcher:
+    """A running ``pinbench-launcher``; :meth:`run` starts one program and waits for it.
+
+    ``exit_read_delay_s`` (tests only) makes the launcher sleep after reading the exited
+    program's CPUs, to show that this read is outside the recorded time.
+    """
+
+    def __init__(self, exit_read_delay_s: float = 0.0):
+        args = [str(build()), str(os.getpid())]
+        if exit_read_delay_s:
+            args.append(str(round(exit_read_delay_s * 1e6)))
+        try:
+            self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          close_fds=True)
+        except OSError as exc:
+            raise LauncherError(f"cannot start the launcher {args[0]}: {exc}") from None
+        self.pid = self._proc.pid
+        self._owner = os.getpid()
+        self._lock = threading.Lock()
+
+    def alive(self) -> bool:
+        """Whether the launcher is still running, for this process."""
+        return self._owner == os.getpid() and self._proc.poll() is None
+
+    def run(self, path: str, argv: list[str], env: dict[str, str], timeout_s: float,
+            output_limit: int) -> Reply:
+        """Run ``argv`` (executable ``path``) with exactly ``env``; kill its process group
+        after ``timeout_s``; keep the last ``output_limit`` bytes of its stdout and stderr."""
+        fields = [b"%d" % max(1, int(timeout_s * 1e9)), b"%d" % output_limit, os.fsencode(path),
+                  b"%d" % len(argv), *map(os.fsencode, argv), b"%d" % len(env),
+                  *(os.fsencode(f"{name}={value}") for name, value in env.items())]
+        payload = b"\0".join(fields) + b"\0"
+        parts, output, sizes = [], b"", (0, 0)
+        with self._lock:
+            try:
+                self._proc.stdin.write(len(payload).to_bytes(8, "little") + payload)
+                self._proc.stdin.flush()
+                parts = self._proc.stdout.readline().split()
+                if len(parts) == REPLY_FIELDS:
+                    sizes = int(parts[-2]), int(parts[-1])
+                    output = self._proc.stdout.read(sum(sizes))
+            except OSError:
+                pass
+        if len(parts) != REPLY_FIELDS or len(output) != sum(sizes):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=1)
+            raise LauncherError(f"the launcher (pid {self.pid}) died during a run "
+                                f"(exit status {self._proc.poll()})")
+        numbers = [int(part) for part in parts[:12]]
+        cpus = parts[12].decode()
+        return Reply(numbers[0] / 1e9, numbers[1] / 1e6, numbers[2] / 1e6, numbers[3],
+                     numbers[4], bool(numbers[5]), numbers[6], *numbers[7:11],
+                     numbers[11] / 1e6, "" if cpus == "-" else cpus,
+                     output[:sizes[0]].decode("utf-8", "replace"),
+                     output[sizes[0]:].decode("utf-8", "replace"))
+
+    def close(self) -> None:
+        """End the launcher (it exits when its request pipe closes)."""
+        if self._owner != os.getpid():
+            return
+        with contextlib.suppress(OSError):
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._proc.stdout.close()
+
+    def __enter__(self) -> "Launcher":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+_shared: Launcher | None = None
+_shared_lock = threading.Lock()
+
+
+def shared() -> Launcher:
+    """This process's launcher, started (and built) on first use, again if it ended."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or not _shared.alive():
+            _shared = Launcher()
+        return _shared
