@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from conftest import preset
 
-from affinity.graph.edges import METIS_BOUND, edges, integer_matrix
+from affinity.graph.edges import MATCHING_BOUND, METIS_BOUND, edges, integer_matrix
 from affinity.graph.matching import max_weight_matching, thread_pairs
 from affinity.graph.objective import cost_matrix, lowest_shared_matrix, node_costs, objective
 from affinity.graph.partition import PartitionError, cut, fits, partition
@@ -169,6 +169,60 @@ def test_networkx_and_rustworkx_reach_the_same_total_weight(n, density):
         fast = max_weight_matching(matrix, "rustworkx")
         assert pairing_weight(matrix, reference) == pairing_weight(matrix, fast)
         assert all(matrix[a][b] > 0 for a, b in fast)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 6, 7, 8, 9])
+@pytest.mark.parametrize("density", [1.0, 0.3])
+def test_reduced_matching_reaches_the_brute_force_optimum(n, density):
+    rng = np.random.default_rng(1000 * n + int(10 * density))
+    for _ in range(10):
+        matrix = symmetric(rng, n, density=density)
+        assert pairing_weight(matrix, max_weight_matching(matrix, "reduced")) == \
+            best_perfect_pairing(matrix)
+
+
+def reduced_cases(rng):
+    """Dense, heavy-tailed, block-planted and sparse matrices, even and odd N, whole numbers."""
+    for n in (40, 41, 120, 257, 400):
+        yield symmetric(rng, n, high=1000)
+        yield symmetric(rng, n, high=10**9)
+        heavy = np.triu(np.round(rng.exponential(1, (n, n)) ** 3 * 100), 1)
+        yield heavy + heavy.T
+        blocks = rng.integers(0, 8, n)
+        planted = np.where(blocks[:, None] == blocks, 50, 1) + symmetric(rng, n, high=5)
+        np.fill_diagonal(planted, 0)
+        yield planted
+        yield symmetric(rng, n, high=100, density=0.1)
+
+
+def test_reduced_matching_reaches_the_same_total_weight_as_the_whole_graph():
+    """Reduced-cost elimination keeps the matching exact: the same weight as rustworkx on every
+    edge, on dense, heavy-tailed, planted and sparse matrices, odd N included."""
+    rng = np.random.default_rng(16)
+    for matrix in reduced_cases(rng):
+        reduced = max_weight_matching(matrix, "reduced")
+        assert pairing_weight(matrix, reduced) == \
+            pairing_weight(matrix, max_weight_matching(matrix, "rustworkx"))
+        assert all(matrix[a][b] > 0 for a, b in reduced)
+        assert len({t for pair in reduced for t in pair}) == 2 * len(reduced)
+
+
+def test_reduced_matching_is_exact_on_scaled_and_degenerate_weights():
+    rng = np.random.default_rng(3)
+    fractional = rng.random((60, 60)) * 1e15
+    fractional = fractional + fractional.T  # scaled to integers by integer_matrix, then exact
+    weights = integer_matrix(fractional, MATCHING_BOUND)
+    assert pairing_weight(weights, max_weight_matching(fractional, "reduced")) == \
+        pairing_weight(weights, max_weight_matching(fractional, "rustworkx"))
+    assert max_weight_matching(np.zeros((50, 50)), "reduced") == []
+    assert len(max_weight_matching(np.ones((51, 51)), "reduced")) == 25
+
+
+def test_auto_reduces_dense_graphs_only():
+    rng = np.random.default_rng(5)
+    dense = symmetric(rng, 200, high=1000)
+    assert pairing_weight(dense, thread_pairs(dense)[0]) == \
+        pairing_weight(dense, max_weight_matching(dense, "rustworkx"))
 
 
 def test_degenerate_matrices_are_paired():

@@ -7,10 +7,11 @@
 ``pytest -s tests/test_graph_quality.py`` prints the ratio tables.
 """
 import itertools
+import sys
 
 import numpy as np
 import pytest
-from conftest import preset
+from conftest import ROOT, preset
 
 from affinity.graph.objective import core_pairs, cost_matrix, objective
 from affinity.place.domains import slots
@@ -174,3 +175,37 @@ def test_smt_placements_are_ranked_by_core_sharing_then_j(tree):
             compact_wins_by_j += records["compact"]["J"] < records["hierarchical"]["J"]
             assert core_sharing(topo, records["compact"]) > fewest == 0
     assert compact_wins_by_j >= cases / 2  # what ranking by J alone would have said
+
+
+#: J that hierarchical reached before issue 16 (commit d38337e) on seeded cases of
+#: perf/eagermap_compare.py: balanced trees of 32 to 128 PUs, N = the PUs.
+PINNED_J = {
+    ("Package:2 L3Cache:2 L2Cache:4 Core:2 PU:1", "planted"): 46536.0,
+    ("Package:2 L3Cache:2 L2Cache:4 Core:2 PU:1", "stencil"): 10400.0,
+    ("Package:2 L3Cache:2 L2Cache:4 Core:2 PU:1", "sparse"): 38791.0,
+    ("Package:2 L3Cache:2 L2Cache:4 Core:2 PU:1", "dense"): 785945.0,
+    ("Package:2 L2Cache:4 Core:2 PU:2", "planted"): 35973.0,
+    ("Package:2 L2Cache:4 Core:2 PU:2", "stencil"): 11200.0,
+    ("Package:2 L2Cache:4 Core:2 PU:2", "sparse"): 41942.0,
+    ("Package:2 L2Cache:4 Core:2 PU:2", "dense"): 823743.0,
+    ("Package:2 L3Cache:2 L2Cache:4 Core:2 PU:2", "planted"): 625503.0,
+    ("Package:2 L3Cache:2 L2Cache:4 Core:2 PU:2", "stencil"): 26400.0,
+    ("Package:2 L3Cache:2 L2Cache:4 Core:2 PU:2", "sparse"): 98451.0,
+    ("Package:2 L3Cache:2 L2Cache:4 Core:2 PU:2", "dense"): 4062057.0,
+    ("Package:4 L3Cache:4 L2Cache:4 Core:2 PU:1", "planted"): 336508.0,
+    ("Package:4 L3Cache:4 L2Cache:4 Core:2 PU:1", "stencil"): 49600.0,
+    ("Package:4 L3Cache:4 L2Cache:4 Core:2 PU:1", "sparse"): 172391.0,
+    ("Package:4 L3Cache:4 L2Cache:4 Core:2 PU:1", "dense"): 14690429.0,
+}
+
+
+@pytest.mark.parametrize("tree, kind", list(PINNED_J))
+def test_hierarchical_j_is_no_higher_than_before(tree, kind):
+    """Speed-ups of the placement (issue 16) keep hierarchical's J at or below what it was."""
+    sys.path.insert(0, str(ROOT / "perf"))
+    from eagermap_compare import case_matrix
+
+    topo = load(tree)
+    n = len(topo.placeable)
+    matrix = case_matrix(topo, kind, n, seed=n)
+    assert make_placement(topo, "hierarchical", n, matrix=matrix)["J"] <= PINNED_J[tree, kind]

@@ -7,20 +7,36 @@ single exchange or move does. This is the refinement step of graph mappers
 (Kernighan and Lin's exchanges, as Scotch and TreeMatch apply them after
 mapping), here on J itself rather than on the cut of one level.
 
-With S[a][x] = sum_k W[a][k] * C[slot(k)][x], the cost thread a would pay at
-slot x, the changes of J are
+**Levels.** The costs are heights in a tree (an ultrametric), so
+C[x][y] = the number of levels h = 1..H at which x and y lie in different
+groups, the groups of level h being the classes of C < h (level 1's are the
+single slots). With A_h[a][g] the affinity of thread a to the threads in group
+g of level h (A_1[a][{x}] = W[a][thread at x]), the cost thread a would pay
+at slot x is
+
+    S[a][x] = sum_h (total_a - A_h[a][g_h(x)]),
+
+and the changes of J are
 
     move a to a free slot x:  S[a][x] - S[a][slot(a)]
     exchange a and b:         S[a][slot(b)] - S[a][slot(a)] + S[b][slot(a)] - S[b][slot(b)]
                               + 2 W[a][b] C[slot(a)][slot(b)]
 
 (the last term puts back the pair a-b, whose cost an exchange does not change).
-S costs one matrix product, O(N^2 M) for N threads and M slots. Each pass
-evaluates every exchange and move at once (O(N^2)), then applies the best one
-of every thread in decreasing order of gain, each re-checked exactly against
-the current placement, and brings S up to date with one product; passes stop
-when none applies. Every applied step lowers J by more than a
-relative tolerance, so the search ends.
+These are the per-group affinity sums that EagerMap (Cruz et al., "EagerMap: a
+task mapping algorithm to improve communication and load balancing in clusters
+of multicore systems", ACM TOPC 2019) groups threads by, kept for every level
+at once. A_h for h >= 2 is built from the level below (O(N^2) for level 2,
+O(groups x N) above); a thread that changes group at level h changes two of
+its rows, O(N) each, so every change of J is evaluated exactly in O(H) at any
+time. Each pass evaluates every exchange and move at once (the sums over the
+levels accumulated from the top, one gather of N x N), then applies the best
+one of every thread in decreasing order of gain, each re-checked exactly
+against the current placement; passes stop when none applies. Every applied
+step lowers J by more than a relative tolerance, so the search ends. Per pass
+O(N^2) plus O(H N) per applied step (before issue 16: a product O(N^2 M) over
+the M slots per pass and dot products over the pass's moves per re-check; the
+steps taken are the same). With integer weights every sum is exact.
 """
 from __future__ import annotations
 
@@ -41,94 +57,127 @@ def refine(matrix: np.ndarray, costs: np.ndarray, positions: list[int]) -> list[
     return search.pos.tolist()
 
 
-class _Search:
-    """A placement under local search and the cost S[a][x] of each thread at each slot.
+def level_groups(costs: np.ndarray) -> list[np.ndarray]:
+    """``groups[h - 2][x]``: the group (0, 1, ...) of slot x at level h = 2..H.
 
-    Within a pass, S stays as it was at the start of the pass, and the
-    threads moved since are kept as a list of (thread, cost change of its
-    slot): the current S[a][x] is S[a][x] + sum over moves of
-    W[a][thread] * change[x], a dot product per re-check. The pass ends by
-    adding the net move of every thread to S in one matrix product, instead
-    of one rank-one update (O(N M)) per applied exchange.
+    The groups of level h are the classes of costs < h (level 1's are the
+    slots themselves); each level's groups are unions of the level's below.
+    """
+    costs = np.asarray(costs)
+    return [np.unique(np.argmax(costs < h, axis=1), return_inverse=True)[1].ravel()
+            for h in range(2, int(costs.max(initial=0)) + 1)]
+
+
+class _Search:
+    """A placement under local search and A_h (h >= 2) transposed, one row per group (module doc).
+
+    ``near[first[h] + g][a]`` is thread a's affinity to the threads in group g
+    of level h + 2, ``row[h][x]`` the row of slot x's group; level 1's term is W.
     """
 
     def __init__(self, matrix: np.ndarray, costs: np.ndarray, positions: list[int]):
         self.w = np.array(matrix, dtype=float)
         np.fill_diagonal(self.w, 0.0)
-        self.twice_w = 2 * self.w
-        self.c = np.asarray(costs, dtype=float)
-        self.c_small = np.asarray(costs, dtype=np.int16)  # levels: cheaper to gather N^2 of
+        self.c = np.asarray(costs, dtype=np.int64)
+        groups = level_groups(self.c)
+        sizes = [int(group.max()) + 1 for group in groups]
+        first = np.cumsum([0, *sizes])
+        self.bounds = list(zip(first[:-1], first[1:]))
+        self.row = np.array([first[h] + group for h, group in enumerate(groups)],
+                            dtype=np.int64).reshape(len(groups), len(self.c))
+        self.parent = [self.row[h + 1][np.argmax(self.row[h][:, None] == np.arange(lo, hi),
+                                                  axis=0)]
+                       for h, (lo, hi) in enumerate(self.bounds[:-1])]
         self.pos = np.array(positions, dtype=np.int64)
         self.owner = np.full(len(self.c), -1)
         self.owner[self.pos] = np.arange(len(self.pos))
-        self.s = self.w @ self.c[self.pos]
-        self.tolerance = 1e-12 * self.w.sum() * max(self.c.max(initial=0.0), 1.0)
-        # The moves of the current pass: a pass visits N threads, each moving at most 2.
-        self.moved = np.zeros(2 * len(self.pos), dtype=np.int64)  # the thread of move k
-        self.changes = np.zeros((len(self.c), 2 * len(self.pos)))  # column k: its cost change
-        self.count = 0
+        self.near = np.zeros((first[-1], len(self.pos)))
+        below, members = self.w, self.row[0][self.pos] if groups else None
+        for h, (lo, hi) in enumerate(self.bounds):  # each level from the one below
+            order = np.argsort(members, kind="stable")
+            starts = np.flatnonzero(np.r_[True, members[order][1:] != members[order][:-1]])
+            self.near[members[order][starts]] = np.add.reduceat(below[order], starts, axis=0)
+            if h + 1 < len(self.bounds):
+                below, members = self.near[lo:hi], self.parent[h]
+        self.twice_wc = 2 * self.w * self.c[np.ix_(self.pos, self.pos)]
+        self.moved: list[int] = []  # threads whose row and column of twice_wc are out of date
+        self.tolerance = 1e-12 * self.w.sum() * max(self.c.max(initial=0), 1)
+
+    def _above(self) -> np.ndarray:
+        """Rows of level 2's groups: a's affinity summed over the levels >= 2 of each group."""
+        lo, hi = self.bounds[-1]
+        total = self.near[lo:hi]
+        for (lo, hi), parent in zip(reversed(self.bounds[:-1]), reversed(self.parent)):
+            total = self.near[lo:hi] + total[parent - hi]
+        return total
 
     def one_pass(self) -> bool:
         """Apply the best exchange or move of every thread that still pays; False if none did."""
         items = np.arange(len(self.pos))
-        start = self.pos.copy()
-        own = self.s[items, self.pos]
-        join = self.s[:, self.pos]
-        join -= own[:, None]  # [a, b]: change if a alone took b's slot
-        swap = join + join.T
-        swap += self.twice_w * self.c_small[np.ix_(self.pos, self.pos)]
+        if self.moved:
+            moved = np.unique(self.moved)
+            self.twice_wc[moved] = 2 * self.w[moved] * self.c[np.ix_(self.pos[moved], self.pos)]
+            self.twice_wc[:, moved] = self.twice_wc[moved].T
+            self.moved.clear()
+        above = self._above() if self.bounds else np.zeros((1, len(self.pos)))
+        first = self.bounds[0][0] if self.bounds else 0
+        lowest = self.row[0] - first if self.bounds else np.zeros(len(self.c), dtype=np.int64)
+        there = above[lowest[self.pos]]  # [b, a]: a's affinity near b's slot
+        there += self.w
+        own = there[items, items].copy()  # a's affinity near its own slot
+        swap = self.twice_wc - there
+        swap -= there.T
+        swap += own[:, None]
+        swap += own[None, :]
         np.fill_diagonal(swap, np.inf)
         partner = swap.argmin(axis=1)
         swap_delta = swap[items, partner]
         free = np.flatnonzero(self.owner < 0)
         if free.size:
-            moves = self.s[:, free] - own[:, None]
+            moves = own[:, None] - above[lowest[free]].T
             target = free[moves.argmin(axis=1)]
             move_delta = moves.min(axis=1)
         else:
             target, move_delta = partner, np.full(len(items), np.inf)
         delta = np.minimum(swap_delta, move_delta)
+        applied = False
         for a in np.argsort(delta, kind="stable"):
             if delta[a] >= -self.tolerance:
                 break
             if move_delta[a] <= swap_delta[a]:
-                self._move(a, target[a])
+                applied |= self._move(a, target[a])
             else:
-                self._swap(a, partner[a])
-        applied, self.count = self.count, 0
-        changed = np.flatnonzero(self.pos != start)
-        self.s += self.w[:, changed] @ (self.c[self.pos[changed]] - self.c[start[changed]])
-        return applied > 0
+                applied |= self._swap(a, partner[a])
+        return applied
 
-    def _current(self, threads: tuple[int, int], slots: tuple[int, int]) -> np.ndarray:
-        """S[threads][:, slots] (2 x 2) as it is now, the moves of this pass included."""
-        now = np.array([[self.s[t, x] for x in slots] for t in threads])
-        if self.count:
-            moved = self.moved[:self.count]
-            now += np.stack([self.w[t, moved] for t in threads]) @ \
-                self.changes[slots, :self.count].T
-        return now
+    def _relocate(self, thread: int, slot: int) -> None:
+        source, target = self.row[:, self.pos[thread]], self.row[:, slot]
+        changed = source != target
+        self.near[source[changed]] -= self.w[thread]
+        self.near[target[changed]] += self.w[thread]
+        self.pos[thread] = slot
+        self.owner[slot] = thread
+        self.moved.append(thread)
 
-    def _record(self, thread: int, source: int, target: int) -> None:
-        self.changes[:, self.count] = self.c[target] - self.c[source]
-        self.moved[self.count] = thread
-        self.count += 1
-        self.pos[thread] = target
-        self.owner[target] = thread
-
-    def _move(self, a: int, slot: int) -> None:
+    def _move(self, a: int, slot: int) -> bool:
         here = self.pos[a]
         if self.owner[slot] >= 0:
-            return
-        now = self._current((a, a), (here, slot))
-        if now[0, 1] - now[0, 0] < -self.tolerance:
-            self.owner[here] = -1
-            self._record(a, here, slot)
-
-    def _swap(self, a: int, b: int) -> None:
-        p, q = self.pos[a], self.pos[b]
-        now = self._current((a, b), (p, q))
-        change = now[0, 1] - now[0, 0] + now[1, 0] - now[1, 1] + 2 * self.w[a, b] * self.c[p, q]
+            return False
+        near = self.near[self.row[:, [here, slot]], a].sum(axis=0)
+        change = near[0] - near[1]
         if change < -self.tolerance:
-            self._record(a, p, q)
-            self._record(b, q, p)
+            self.owner[here] = -1
+            self._relocate(a, slot)
+            return True
+        return False
+
+    def _swap(self, a: int, b: int) -> bool:
+        p, q = self.pos[a], self.pos[b]
+        # Per level: a near p's group, b near q's (kept), a near q's, b near p's (taken).
+        near = self.near[self.row[:, [p, q, q, p]], [a, b, a, b]].sum(axis=0)
+        change = near[0] + near[1] - near[2] - near[3] + 2 * self.w[a, b] * (self.c[p, q] - 1)
+        if change < -self.tolerance:
+            self._relocate(a, q)
+            self._relocate(b, p)
+            return True
+        return False

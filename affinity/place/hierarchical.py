@@ -40,10 +40,11 @@ above the best rarely refine to the best. Measured on 180 random matrices of
 the top-down start and the k - 1 best others: k = 1: 88% (Core2) and 98%
 (Nehalem); k = 3: 98% and 99%; k = 5 and all eight: 100%.
 
-Cost: the five strategies' (the matching dominates), plus one partition per
-domain of the tree and, per refined start, an O(N^2 M) product and O(N^2)
-per refinement pass for N threads on M slots: for 1024 threads, about 2.5 s
-with a sparse matrix and 13 s with a dense one here (perf/placement_time.py).
+Cost: the five strategies' (METIS partitions and the matching), plus one
+partition per domain of the tree and, per refined start, O(N^2) to build the
+per-level affinity sums and O(N^2) per refinement pass for N threads: for
+1024 threads on this shared 2-core machine, about 1-3 s with a sparse matrix
+and 4-7 s with a dense one, half of it refinement (perf/eagermap_compare.py).
 """
 from __future__ import annotations
 
