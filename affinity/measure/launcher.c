@@ -117,20 +117,27 @@ static int64_t own_cpu_us(void)
            tv_us(children.ru_stime);
 }
 
+/* The start of a (/proc) text file in buf, NUL-terminated; its length, or <= 0. */
+static ssize_t read_text(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n > 0)
+        buf[n] = 0;
+    return n;
+}
+
 /* The machine's busy and total CPU ticks from the first line of /proc/stat, as
  * affinity.measure.system.CpuTimes reads them. */
 static void cpu_times(int64_t *busy, int64_t *total)
 {
     char buf[512];
     *busy = *total = 0;
-    int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (read_text("/proc/stat", buf, sizeof buf) <= 0)
         return;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return;
-    buf[n] = 0;
     char *p = buf + 3; /* "cpu" */
     int64_t f[8] = {0};
     for (int i = 0; i < 8; i++) {
@@ -154,14 +161,8 @@ static void exit_cpus(pid_t pid, char *out, size_t size)
     char path[64], buf[8192];
     out[0] = 0;
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (read_text(path, buf, sizeof buf) <= 0)
         return;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return;
-    buf[n] = 0;
     char *line = strstr(buf, "\nCpus_allowed_list:");
     if (!line)
         return;
