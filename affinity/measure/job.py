@@ -345,10 +345,10 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
     journaled = sum(pair in journal.runs for pair in order)
     if journaled:
         say(f"{label} resuming: {journaled} of {len(order)} runs already journaled")
-        if journal.header.get("timer") != TIMER:
-            say(f"{label} those runs were timed by an older launcher (Python's fork "
-                "path, about 2 ms more per run than the runs measured now); delete "
-                f"{journal.path} to measure them all alike")
+        if journal.header.get("timer") != TIMER and journaled < len(order):
+            say(f"{label} WARNING: those runs were timed by an older launcher (Python's fork "
+                "path, about 2 ms more per run than the runs measured now); re-measure the "
+                "cell to time them all alike (README: re-measuring)")
     last_report, noisy = 0.0, True  # before the first run: is the machine quiet?
     threshold, max_wait = job.quiet["threshold"], job.quiet["max_wait_s"]
     times: dict[str, list[float]] = {strategy: [] for strategy in measured}
