@@ -9,6 +9,7 @@ try:
     from affinity.seeding import derive_seed
     from affinity.workflow import campaign, config_file, rules as rule_bodies
     from affinity.workflow.building import generated_files
+    from affinity.workflow import places
     from affinity.workflow.session import clear_stale_locks
     from affinity.measure import environment, system
     from affinity import topology
@@ -28,6 +29,12 @@ try:
 except campaign.ConfigError as exc:
     sys.exit(f"config error: {exc}")
 
+for name, problem in places.unreachable(MACHINES.values()).items():
+    print(f"pinbench: machine {name}: {problem}; its work is left out of this call",
+          file=sys.stderr)
+    del MACHINES[name]
+#: Where each machine's node-bound jobs run: here, or on its SLURM node.
+PLACES = places.places(MACHINES.values())
 LAYOUT = Layout.of(config["campaign"])
 PY = shlex.quote(sys.executable)
 STRATEGIES = config["strategies"]

@@ -1,36 +1,47 @@
 # One job per (machine, benchmark, threads): every strategy x repetition, one run at a time.
-# It takes every core so that nothing else of the workflow runs beside it. The launcher is a
-# process of its own: it holds a machine-wide lock and journals each finished run, so a killed
-# Snakemake neither loses runs nor lets a second measurement overlap an orphaned one.
-rule measure:
-    input:
-        binary=LAYOUT.binary("{machine}", "{bench}"),
-        placements=placement_files,
-        topology=LAYOUT.topology("{machine}"),
-    output:
-        LAYOUT.runs("{machine}", "{bench}", "{n}"),
-    params:
-        spec=lambda wildcards, input: rule_bodies.measure_spec(
-            config,
-            wildcards.machine,
-            wildcards.bench,
-            int(wildcards.n),
-            input.binary,
-            input.placements,
-            input.topology,
-        ),
-        command=lambda wildcards, input: rule_bodies.run_command(
-            config, wildcards.bench, input.binary, int(wildcards.n)
-        ),
-        journal=LAYOUT.journal("{machine}", "{bench}", "{n}"),
-        outputs=LAYOUT.outputs("{machine}", "{bench}", "{n}"),
-    threads: workflow.cores
-    message:
-        "measure {wildcards.bench} with {wildcards.n} threads: {params.command}"
-    log:
-        LAYOUT.log("{machine}", "measure", "{bench}", "{n}"),
-    run:
-        shell(
-            "{PY} -m affinity.measure --spec {params.spec:q} --placements {input.placements}"
-            " --journal {params.journal} --out {output} --log {log} --outputs {params.outputs}"
-        )
+# It takes every core (here) or the whole node (SLURM, --exclusive), so that nothing else of
+# the workflow runs beside it. The launcher is a process of its own: it holds a machine-wide
+# lock and journals each finished run, so a killed Snakemake (or a cancelled SLURM job)
+# neither loses runs nor lets a second measurement overlap an orphaned one.
+for place in PLACES:
+
+    rule:
+        name:
+            f"measure{place.suffix}"
+        input:
+            binary=LAYOUT.binary("{machine}", "{bench}"),
+            placements=placement_files,
+            topology=LAYOUT.topology("{machine}"),
+        output:
+            LAYOUT.runs("{machine}", "{bench}", "{n}"),
+        wildcard_constraints:
+            machine=place.machines,
+        localrule: place.local
+        resources:
+            **place.resources(exclusive=True),
+        params:
+            spec=lambda wildcards, input: rule_bodies.measure_spec(
+                config,
+                wildcards.machine,
+                wildcards.bench,
+                int(wildcards.n),
+                input.binary,
+                input.placements,
+                input.topology,
+            ),
+            command=lambda wildcards, input: rule_bodies.run_command(
+                config, wildcards.bench, input.binary, int(wildcards.n)
+            ),
+            journal=LAYOUT.journal("{machine}", "{bench}", "{n}"),
+            outputs=LAYOUT.outputs("{machine}", "{bench}", "{n}"),
+        threads: place.threads(workflow.cores)
+        message:
+            "measure {wildcards.bench} with {wildcards.n} threads: {params.command}"
+        log:
+            LAYOUT.log("{machine}", "measure", "{bench}", "{n}"),
+        run:
+            rule_bodies.check_on_node(MACHINES[wildcards.machine])
+            shell(
+                "{PY} -m affinity.measure --spec {params.spec:q} --placements {input.placements}"
+                " --journal {params.journal} --out {output} --log {log} --outputs {params.outputs}"
+            )

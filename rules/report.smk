@@ -1,14 +1,25 @@
-rule environment:
-    input:
-        lambda wildcards: LAYOUT.binary(wildcards.machine, next(iter(config["benchmarks"]))),
-    output:
-        LAYOUT.environment("{machine}"),
-    params:
-        compiler=config["compiler"]["cc"],
-    log:
-        LAYOUT.log("{machine}", "environment"),
-    run:
-        environment.write(params.compiler, input[0], Path(output[0]))
+# The measured machine and its toolchain, described where it runs (PLACES).
+for place in PLACES:
+
+    rule:
+        name:
+            f"environment{place.suffix}"
+        input:
+            lambda wildcards: LAYOUT.binary(wildcards.machine, next(iter(config["benchmarks"]))),
+        output:
+            LAYOUT.environment("{machine}"),
+        wildcard_constraints:
+            machine=place.machines,
+        localrule: place.local
+        resources:
+            **place.resources(),
+        params:
+            compiler=config["compiler"]["cc"],
+        log:
+            LAYOUT.log("{machine}", "environment"),
+        run:
+            rule_bodies.check_on_node(MACHINES[wildcards.machine])
+            environment.write(params.compiler, input[0], Path(output[0]))
 
 
 # The HTML report reads results only: rebuilding it never re-runs a measurement.

@@ -1,7 +1,17 @@
-rule topology:
-    output:
-        LAYOUT.topology("{machine}"),
-    log:
-        LAYOUT.log("{machine}", "topology"),
-    run:
-        topology.save(MACHINES[wildcards.machine].topology, Path(output[0]), Path(log[0]))
+# Each machine's tree: read here (auto, XML, synthetic), or by its SLURM node (PLACES).
+for place in PLACES:
+
+    rule:
+        name:
+            f"topology{place.suffix}"
+        output:
+            LAYOUT.topology("{machine}"),
+        wildcard_constraints:
+            machine=place.machines,
+        localrule: place.local
+        resources:
+            **place.resources(),
+        log:
+            LAYOUT.log("{machine}", "topology"),
+        run:
+            rule_bodies.save_topology(MACHINES[wildcards.machine], output[0], log[0])

@@ -1,35 +1,54 @@
 # Affinity matrices for the graph-based strategies: the traced variant of each benchmark runs
-# once per thread count under the campaign's tracer. Tracing is not a measurement: it may run
-# beside builds, never beside a measurement (which takes every core).
-rule build_traced:
-    input:
-        build_sources,
-    output:
-        LAYOUT.binary("{machine}", "{bench}", traced=True),
-    params:
-        cmd=lambda wildcards, output: rule_bodies.traced_build_command(
-            config, wildcards.bench, output[0]
-        ),
-    message:
-        "build {wildcards.bench} for tracing: {params.cmd}"
-    log:
-        LAYOUT.log("{machine}", "build", "{bench}.traced"),
-    run:
-        with rule_bodies.building(config, wildcards, output[0], traced=True):
-            shell("({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}")
+# once per thread count under the campaign's tracer, on the measured machine (PLACES). Tracing
+# is not a measurement: it may run beside builds, never beside a measurement (which takes every
+# core).
+for place in PLACES:
 
+    rule:
+        name:
+            f"build_traced{place.suffix}"
+        input:
+            build_sources,
+        output:
+            LAYOUT.binary("{machine}", "{bench}", traced=True),
+        wildcard_constraints:
+            machine=place.machines,
+        localrule: place.local
+        resources:
+            **place.resources(),
+        params:
+            cmd=lambda wildcards, output: rule_bodies.traced_build_command(
+                config, wildcards.bench, output[0]
+            ),
+        message:
+            "build {wildcards.bench} for tracing: {params.cmd}"
+        log:
+            LAYOUT.log("{machine}", "build", "{bench}.traced"),
+        run:
+            with rule_bodies.building(
+                config, MACHINES[wildcards.machine], wildcards, output[0], traced=True
+            ):
+                shell("({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}")
 
-rule trace:
-    input:
-        traced_binary,
-    output:
-        matrix=LAYOUT.matrix("{machine}", "{bench}", "{n}"),
-        sidecar=LAYOUT.sidecar("{machine}", "{bench}", "{n}"),
-    params:
-        tracing=config["tracing"],
-    message:
-        "trace {wildcards.bench} with {wildcards.n} threads ({params.tracing[tracer]})"
-    log:
-        LAYOUT.log("{machine}", "trace", "{bench}", "{n}"),
-    run:
-        rule_bodies.trace_cell(config, wildcards, input[0], output.matrix, log[0])
+    rule:
+        name:
+            f"trace{place.suffix}"
+        input:
+            traced_binary,
+        output:
+            matrix=LAYOUT.matrix("{machine}", "{bench}", "{n}"),
+            sidecar=LAYOUT.sidecar("{machine}", "{bench}", "{n}"),
+        wildcard_constraints:
+            machine=place.machines,
+        localrule: place.local
+        resources:
+            **place.resources(),
+        params:
+            tracing=config["tracing"],
+        message:
+            "trace {wildcards.bench} with {wildcards.n} threads ({params.tracing[tracer]})"
+        log:
+            LAYOUT.log("{machine}", "trace", "{bench}", "{n}"),
+        run:
+            rule_bodies.check_on_node(MACHINES[wildcards.machine])
+            rule_bodies.trace_cell(config, wildcards, input[0], output.matrix, log[0])

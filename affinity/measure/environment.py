@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -38,6 +40,19 @@ def governors() -> str:
     return ", ".join(sorted(found)) or "unreadable"
 
 
+def slurm_identity() -> dict:
+    """The SLURM job and the node's features, when run inside a SLURM job (else {})."""
+    job = os.environ.get("SLURM_JOB_ID")
+    if job is None:
+        return {}
+    node = os.uname().nodename
+    proc = subprocess.run(["scontrol", "show", "node", node], capture_output=True, text=True,
+                          check=False)
+    features = re.search(r"AvailableFeatures=(\S*)", proc.stdout)
+    return {"slurm_job_id": job, "slurm_node": node,
+            "slurm_node_features": features.group(1) if features else "unknown"}
+
+
 def describe_machine(compiler: str, binary: str) -> dict:
     """Kernel, compiler, OpenMP runtime, governor and tool versions of this machine, and the
     checks of :mod:`affinity.measure.system` (other processes' load excludes the workflow's)."""
@@ -52,6 +67,7 @@ def describe_machine(compiler: str, binary: str) -> dict:
         "python": sys.version.split()[0],
         "snakemake": version("snakemake"),
         "system_checks": as_dicts(system_checks()),
+        **slurm_identity(),
     }
 
 

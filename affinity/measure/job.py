@@ -280,7 +280,7 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
         pus=" ".join(map(str, pus)) if pus is not None else "",
         observed=verify.format_binding(observed), load_1m=load_1m, governor=gov,
         started_at=started, other_cpu=result.other_cpu, time_resolution_s=resolution,
-        metrics=json.dumps(values, sort_keys=True) if values else "",
+        metrics=json.dumps(values, sort_keys=True) if values else "", host=os.uname().nodename,
     )
 
 

@@ -58,6 +58,8 @@ class RunRecord:
     time_resolution_s: float | None = None
     #: the benchmark's other metrics (``metrics`` in the campaign), as JSON: {"name": value}
     metrics: str = ""
+    #: the host the run ran on (nodes of a pooled SLURM machine differ)
+    host: str = ""
 
     @property
     def cell(self) -> tuple[str, str, int, str]:

@@ -60,9 +60,12 @@ class Machine:
 
     name: str
     spec: str  #: "auto", an XML path or a synthetic string (presets resolved)
-    topology: Topology
+    #: the tree (None for a SLURM machine: its node reads its own when the campaign runs)
+    topology: Topology | None
     measure: bool
     threads: tuple[int, ...]
+    #: where it is measured on a SLURM cluster (the ``slurm`` settings), or None: here
+    slurm: dict | None = None
 
 
 def _with_defaults(validator_class):
@@ -219,6 +222,8 @@ def _check_sockets(config: dict, machines: dict[str, Machine]) -> None:
     for strategy in config["strategies"]:
         sockets = parse_strategy(strategy)[1]
         for machine in machines.values() if sockets is not None else ():
+            if machine.topology is None:  # a SLURM node: checked when placing, on its tree
+                continue
             for n in machine.threads:
                 pus = slots(machine.topology, n)
                 have = len(socket_slots(machine.topology, pus))
@@ -313,6 +318,9 @@ def _machines(config: dict, presets: Path, root: Path) -> dict[str, Machine]:
     machines = {}
     for name, entry in config["machines"].items():
         where = f"machines.{name}"
+        if "slurm" in entry:
+            machines[name] = _slurm_machine(config, name, entry)
+            continue
         try:
             spec = resolve_topology(entry["topology"], presets, root)
             topo = load(spec)
@@ -324,18 +332,39 @@ def _machines(config: dict, presets: Path, root: Path) -> dict[str, Machine]:
         if measure and spec != "auto":
             raise ConfigError(f"{where}.measure: only a machine with topology \"auto\" is "
                               "measured here; other topologies are planned (placements only)")
-        pus = len(topo.placeable)
-        field = f"{where}.threads" if "threads" in entry else "threads"
-        threads = []
-        for count in entry.get("threads", config["threads"]):
-            count = pus if count == "all" else count
-            if count > pus:
-                raise ConfigError(f"{field}: {count} threads exceed the {pus} placeable PUs "
-                                  f"of machine {name!r}")
-            if count not in threads:
-                threads.append(count)
-        machines[name] = Machine(name, spec, topo, measure, tuple(threads))
+        machines[name] = Machine(name, spec, topo, measure,
+                                 _thread_counts(config, name, entry, len(topo.placeable)))
     return machines
+
+
+def _thread_counts(config: dict, name: str, entry: dict, pus: int) -> tuple[int, ...]:
+    """A machine's thread counts, ``all`` resolved, each at most ``pus``."""
+    field = f"machines.{name}.threads" if "threads" in entry else "threads"
+    threads = []
+    for count in entry.get("threads", config["threads"]):
+        count = pus if count == "all" else count
+        if count > pus:
+            raise ConfigError(f"{field}: {count} threads exceed the {pus} placeable PUs "
+                              f"of machine {name!r}")
+        if count not in threads:
+            threads.append(count)
+    return tuple(threads)
+
+
+def _slurm_machine(config: dict, name: str, entry: dict) -> Machine:
+    """A machine measured on a SLURM node: its own topology (``auto``), read there."""
+    where, slurm = f"machines.{name}", entry["slurm"]
+    if entry["topology"] != "auto":
+        raise ConfigError(f"{where}.topology: a SLURM machine is measured on its node, whose "
+                          "topology is read there: write \"auto\"")
+    if ("node" in slurm) == bool(slurm.get("pool")):
+        raise ConfigError(f"{where}.slurm: name one `node` (nodes compared as machines of their "
+                          "own) or set `pool: true` (any node of the partition, pooled)")
+    if entry.get("measure") is False:
+        raise ConfigError(f"{where}.measure: a SLURM machine is measured (leave the machine out "
+                          "to skip it)")
+    return Machine(name, "auto", None, True,
+                   _thread_counts(config, name, entry, slurm["cpus"]), dict(slurm))
 
 
 def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:

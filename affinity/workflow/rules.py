@@ -19,12 +19,20 @@ from affinity.place.symmetry import canonical_form
 from affinity.results.layout import Layout, placement_key, sidecar_path
 from affinity.results.placements import placement_line, read_placement
 from affinity.results.runs import read_runs, write_runs
-from affinity.topology import parse_xml
+from affinity.topology import load, parse_xml, save
 from affinity.trace.build import traced_build_flags
 from affinity.trace.run import trace
 from affinity.workflow import building as build_stage, campaign
+from affinity.workflow.places import check_on_node
 from stats import analyse as stats_analysis
 from stats.cells import cells_text, unusable_cells
+
+
+def save_topology(machine: campaign.Machine, xml: str, log: str) -> None:
+    """The topology rule: the machine's tree as the campaign resolved it, or, for a SLURM
+    machine, as its node reads it now (run there)."""
+    check_on_node(machine)
+    save(machine.topology or load("auto"), Path(xml), Path(log))
 
 
 def alternatives(names) -> str:
@@ -87,9 +95,12 @@ def place(inputs, wildcards, params, outputs, log: str) -> None:
                      Path(log), matrix)
 
 
-def building(config: dict, wildcards, output: str, traced: bool = False):
-    """Around a build rule's command: its tree's lock, and a note of what it wrote there;
-    the traced variant of a benchmark with a ``tree`` builds in a copy of it."""
+def building(config: dict, machine: campaign.Machine, wildcards, output: str,
+             traced: bool = False):
+    """Around a build rule's command, on the measured machine (:func:`check_on_node`): its
+    tree's lock, and a note of what it wrote there; the traced variant of a benchmark with a
+    ``tree`` builds in a copy of it."""
+    check_on_node(machine)
     bench, tree = wildcards.bench, campaign.build_tree(config, wildcards.bench)
     record = Layout.of(config["campaign"]).generated(wildcards.machine, tree)
     copy = campaign.traced_tree(output) if traced and "tree" in config["benchmarks"][bench] \
