@@ -8,7 +8,8 @@ rule measure:
         placements=placement_files,
         topology=LAYOUT.topology("{machine}"),
     output:
-        LAYOUT.runs("{machine}", "{bench}", "{n}"),
+        runs=LAYOUT.runs("{machine}", "{bench}", "{n}"),
+        **EXPLAINED_OUTPUT,
     params:
         spec=lambda wildcards, input: rule_bodies.measure_spec(
             config,
@@ -18,7 +19,9 @@ rule measure:
             input.binary,
             input.placements,
             input.topology,
+            MACHINES[wildcards.machine].threads,
         ),
+        explained=explained_option,
         command=lambda wildcards, input: rule_bodies.run_command(
             config, wildcards.bench, input.binary, int(wildcards.n)
         ),
@@ -30,7 +33,9 @@ rule measure:
     log:
         LAYOUT.log("{machine}", "measure", "{bench}", "{n}"),
     run:
+        spec = rule_bodies.with_ompt_tool(params.spec)
         shell(
-            "{PY} -m affinity.measure --spec {params.spec:q} --placements {input.placements}"
-            " --journal {params.journal} --out {output} --log {log} --outputs {params.outputs}"
+            "{PY} -m affinity.measure --spec {spec:q} --placements {input.placements}"
+            " --journal {params.journal} --out {output.runs} --log {log}"
+            " --outputs {params.outputs} {params.explained}"
         )
