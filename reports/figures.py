@@ -70,3 +70,53 @@ def heatmap(matrix: np.ndarray) -> str:
         ax.set_yticks(range(size))
     fig.colorbar(image, ax=ax, label="shared accesses")
     return _svg(fig)
+
+
+#: the parts of P·T_P in the stacked bar of the explained runs (stats/explain.py)
+BREAKDOWN = (("T_1", "work T_1"), ("idle", "idle I_P"), ("inflation", "inflation F_P − L_P"),
+             ("waits", "lock waits L_P"))
+
+
+def breakdown(parts: dict[str, dict[str, float]]) -> str:
+    """One stacked bar per strategy: P·T_P split into T_1, idle, inflation and lock waits
+    (thread-seconds; inflation may be negative, drawn below zero)."""
+    names = list(parts)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.0 * len(names), 3.2))
+    for index, name in enumerate(names):
+        low = high = 0.0
+        for k, (key, label) in enumerate(BREAKDOWN):
+            value = parts[name].get(key) or 0.0
+            bottom = high if value >= 0 else low
+            ax.bar(index, value, 0.6, bottom=bottom, color=PALETTE[k],
+                   label=label if index == 0 else None)
+            if value >= 0:
+                high += value
+            else:
+                low += value
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylabel("thread-seconds (P·T_P)")
+    ax.axhline(0, color="black", lw=0.6)
+    ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _svg(fig)
+
+
+SPEEDUPS = (("speedup_max", "maximal", ":"), ("speedup_idle", "idle-time-specific", "--"),
+            ("speedup_inflation", "inflation-specific", "-."), ("speedup_actual", "actual", "-"))
+
+
+def factored_speedups(series: dict[str, dict[int, dict[str, float]]]) -> str:
+    """The factored speedup plot (Acar et al.): per strategy (colour) the maximal,
+    idle-time-specific, inflation-specific and actual speedups (line style) over threads."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    for index, (name, by_threads) in enumerate(series.items()):
+        threads = sorted(by_threads)
+        for key, label, style in SPEEDUPS:
+            values = [by_threads[n].get(key) for n in threads]
+            if all(v is None for v in values):
+                continue
+            ax.plot(threads, [np.nan if v is None else v for v in values], style, marker="o",
+                    ms=3, color=PALETTE[index % 10], label=f"{name}: {label}")
+    ax.set_xlabel("threads P")
+    ax.set_ylabel("speedup over T_s")
+    ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _svg(fig)

@@ -18,6 +18,7 @@ from markupsafe import Markup
 from affinity.results.layout import Layout
 from affinity.results.runs import RunRecord
 from reports import campaign_data as data
+from reports.explain_section import explain_sections
 from stats.cells import coarse_text, describe_cells
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -71,6 +72,7 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
                                               data.placement_scores(layout, stats["cells"])),
         "descriptions": {b: e.get("description", "") for b, e in config["benchmarks"].items()},
         "set_aside": [note for name in measured for note in layout.set_aside_journals(name)],
+        "explained": explain_sections(Path(layout.explain_table), config["baseline"]),
         "coarse": [coarse_text(key, cell) for key, cell in describe_cells(runs).items()
                    if cell.coarse],
     }

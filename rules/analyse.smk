@@ -26,3 +26,19 @@ rule analyse:
         LAYOUT.log(None, "analyse"),
     run:
         rule_bodies.analyse(input, output, params.options, [m.name for m in MEASURED])
+
+
+# Idle time, work inflation and runtime waits per strategy, from the explained runs (OMPT).
+rule explain:
+    input:
+        explained=explained_runs(),
+        runs=LAYOUT.all_runs,
+    output:
+        LAYOUT.explain_table,
+    params:
+        baseline=config["baseline"],
+        confidence=config["confidence"],
+    log:
+        LAYOUT.log(None, "explain"),
+    run:
+        rule_bodies.explain(input, output[0], params.baseline, params.confidence)

@@ -40,6 +40,11 @@ PY = shlex.quote(sys.executable)
 STRATEGIES = config["strategies"]
 TRACING = campaign.traces(config)
 MEASURED = [m for m in MACHINES.values() if m.measure]
+EXPLAIN = bool(config["explain"])
+# the measure rule's second output: the explained runs (OMPT), when the campaign asks
+EXPLAINED_OUTPUT = (
+    {"explained": LAYOUT.explained("{machine}", "{bench}", "{n}")} if EXPLAIN else {}
+)
 PLANNED = [m for m in MACHINES.values() if not m.measure]
 clear_stale_locks()
 
@@ -87,6 +92,24 @@ def random_seed(wildcards):
     return derive_seed(config["seed"], "random", wildcards.machine, wildcards.bench, wildcards.n)
 
 
+def explained_option(wildcards):
+    """The measuring process's --explained JOURNAL TABLE option ("" without explain)."""
+    if not EXPLAIN:
+        return ""
+    cell = (wildcards.machine, wildcards.bench, wildcards.n)
+    return f"--explained {LAYOUT.explained_journal(*cell)} {LAYOUT.explained(*cell)}"
+
+
+def explained_runs():
+    """Explained tables of every measured (machine, benchmark, threads)."""
+    return [
+        LAYOUT.explained(m.name, bench, n)
+        for m in MEASURED
+        for bench in config["benchmarks"]
+        for n in m.threads
+    ]
+
+
 def measured_runs():
     """Runs tables of every measured (machine, benchmark, threads)."""
     return [
@@ -114,6 +137,7 @@ def report_inputs():
     if MEASURED:
         inputs += [LAYOUT.all_runs, LAYOUT.stats("json"), LAYOUT.stats("verdicts")]
         inputs += [LAYOUT.environment(m.name) for m in MEASURED]
+        inputs += [LAYOUT.explain_table] if EXPLAIN else []
     return inputs
 
 
@@ -122,6 +146,7 @@ def all_targets():
     targets = [LAYOUT.plan(m.name) for m in PLANNED]
     if MEASURED:
         targets += [LAYOUT.all_runs, LAYOUT.cells_summary, LAYOUT.stats("tables")]
+        targets += [LAYOUT.explain_table] if EXPLAIN else []
     return targets + [LAYOUT.report]
 
 

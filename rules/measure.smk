@@ -13,7 +13,8 @@ for place in PLACES:
             placements=placement_files,
             topology=LAYOUT.topology("{machine}"),
         output:
-            LAYOUT.runs("{machine}", "{bench}", "{n}"),
+            runs=LAYOUT.runs("{machine}", "{bench}", "{n}"),
+            **EXPLAINED_OUTPUT,
         wildcard_constraints:
             machine=place.machines,
         localrule: place.local
@@ -28,7 +29,9 @@ for place in PLACES:
                 input.binary,
                 input.placements,
                 input.topology,
+                MACHINES[wildcards.machine].threads,
             ),
+            explained=explained_option,
             command=lambda wildcards, input: rule_bodies.run_command(
                 config, wildcards.bench, input.binary, int(wildcards.n)
             ),
@@ -40,8 +43,9 @@ for place in PLACES:
         log:
             LAYOUT.log("{machine}", "measure", "{bench}", "{n}"),
         run:
-            rule_bodies.check_on_node(MACHINES[wildcards.machine])
+            spec = rule_bodies.with_ompt_tool(params.spec, MACHINES[wildcards.machine])
             shell(
-                "{PY} -m affinity.measure --spec {params.spec:q} --placements {input.placements}"
-                " --journal {params.journal} --out {output} --log {log} --outputs {params.outputs}"
+                "{PY} -m affinity.measure --spec {spec:q} --placements {input.placements}"
+                " --journal {params.journal} --out {output.runs} --log {log}"
+                " --outputs {params.outputs} {params.explained}"
             )

@@ -1,7 +1,7 @@
 """``python -m affinity.measure``: the measuring process of one job, started by the measure rule.
 
     python -m affinity.measure --spec JSON --placements FILE... --journal FILE --out FILE.csv
-        [--lock FILE] [--log FILE]
+        [--lock FILE] [--log FILE] [--explained JOURNAL TABLE]
 
 The spec is the job (:class:`affinity.measure.job.Job`) without its
 placements, which are read from the placement files. This process imports
@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", type=Path, help="also append progress lines to this file")
     parser.add_argument("--outputs", type=Path,
                         help="keep each run's output (compressed) in this folder")
+    parser.add_argument("--explained", nargs=2, type=Path, metavar=("JOURNAL", "TABLE"),
+                        help="journal and table of the explained runs (spec's explain)")
     args = parser.parse_args(argv)
     spec = json.loads(args.spec)
     placements = {}
@@ -49,5 +51,6 @@ def main(argv: list[str] | None = None) -> int:
             log.write(line + "\n")
             log.flush()
 
-    run_job(Job(**spec), args.journal, args.out, args.lock, say, args.outputs)
+    run_job(Job(**spec), args.journal, args.out, args.lock, say, args.outputs,
+            tuple(args.explained) if args.explained else None)
     return 0

@@ -24,9 +24,18 @@ Before a run, if the previous run saw other processes use more than
 ``quiet.threshold`` of the CPUs (or before the first run), the launcher waits
 for the machine to be quiet, at most ``quiet.max_wait_s``; each run records
 the wait and the share others used during it (``other_cpu``).
+
+With ``explain`` (:mod:`affinity.measure.explain`) the job also makes explained runs:
+each measured strategy ``explain.repetitions`` times under the OMPT tool, and, as the
+baselines of the work-inflation analysis, the benchmark at one thread (T_1, when the
+campaign does not measure one thread itself) and its ``sequential`` command (T_s), both
+uninstrumented. They are spread evenly among the timing runs in a seeded random order, but
+go to their own journal and table: the timing runs' journal, order and fingerprint are
+those of the job without them, and no explained run ever enters the timing statistics.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hashlib
 import json
@@ -39,7 +48,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from affinity.measure import verify
+from affinity.measure import explain as explaining, verify
 from affinity.measure.journal import Journal
 from affinity.measure.launcher import TIMER, Launcher
 from affinity.measure.lock import DEFAULT_LOCK, MachineLock
@@ -85,6 +94,11 @@ class Job:
     exit_status: list[int] = field(default_factory=lambda: [0])
     #: more numbers from each run's output: name -> regex whose first group is the number
     metrics: dict[str, str] = field(default_factory=dict)
+    #: explained runs (None: none): {"repetitions": R, "tool": what
+    #: :func:`affinity.trace.build.build_ompt_tool` returned, "t1_argv": the one-thread
+    #: command or None (the campaign measures one thread), "sequential_argv": the
+    #: benchmark's ``sequential`` command or None}. Not part of the timing fingerprint.
+    explain: dict | None = None
 
     def fingerprint_parts(self) -> dict[str, str]:
         """A hash of each thing that defines the measurement: the binary's bytes, the
@@ -243,7 +257,8 @@ def metrics(job: Job, stdout: str) -> tuple[dict[str, float], list[str]]:
 
 
 def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
-                launcher: Launcher | None = None, outputs: Path | None = None) -> RunRecord:
+                launcher: Launcher | None = None, outputs: Path | None = None,
+                wrap_env=None) -> RunRecord:
     """Run one repetition of one strategy and return its record; keep its output in
     ``outputs`` (:mod:`affinity.measure.outputs`) when given.
 
@@ -252,6 +267,8 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
     """
     pus = pus_for(job.placements[strategy], repetition)
     env = run_environment(job, pus)
+    if wrap_env is not None:
+        env = wrap_env(env)
     load_1m = os.getloadavg()[0]
     gov = governor(pus)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
@@ -305,9 +322,13 @@ def failure_summary(records: list[RunRecord]) -> str:
 
 def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LOCK,
             say=lambda line: print(line, file=sys.stderr, flush=True),
-            outputs: Path | None = None) -> list[RunRecord]:
+            outputs: Path | None = None, explained: tuple[Path, Path] | None = None
+            ) -> list[RunRecord]:
     """Run (or resume) a measurement job and write its runs table to ``out``; keep each
-    run's output under ``outputs``, in a folder named after the journal's fingerprint."""
+    run's output under ``outputs``, in a folder named after the journal's fingerprint.
+
+    ``explained``: (journal, table) of the explained runs, when ``job.explain`` asks for
+    them (:mod:`affinity.results.explained` reads the table)."""
     label = f"[{job.machine} {job.benchmark} t{job.threads}]"
     with MachineLock(lock_path, lambda line: say(f"{label} {line}")):
         older = job.resumable()
@@ -320,14 +341,18 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                     "not used, and measured again")
             unmerged = len(older) == 2 and journal.fingerprint == older[1]
             kept = outputs / journal.fingerprint[:16] if outputs is not None else None
-            records = _run_journaled(job, journal, launcher, not unmerged, kept, label, say)
+            with _ExplainedRuns(job, explained, journal.fingerprint, launcher, label,
+                                say) as extra:
+                records = _run_journaled(job, journal, launcher, not unmerged, kept, label,
+                                         say, extra)
         write_runs(records, out)
     say(f"{label} {failure_summary(records)}")
     return records
 
 
 def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
-                   kept: Path | None, label: str, say) -> list[RunRecord]:
+                   kept: Path | None, label: str, say,
+                   extra: "_ExplainedRuns | None" = None) -> list[RunRecord]:
     """The body of :func:`run_job`, under the machine lock: the runs the journal lacks
     (``merged``: the journal is one where identical placements are measured once; ``kept``:
     where each run's output goes)."""
@@ -352,7 +377,11 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
     last_report, noisy = 0.0, True  # before the first run: is the machine quiet?
     threshold, max_wait = job.quiet["threshold"], job.quiet["max_wait_s"]
     times: dict[str, list[float]] = {strategy: [] for strategy in measured}
+    if extra is not None:
+        extra.plan(measured, stands_for, len(order))
     for index, (strategy, rep) in enumerate(order):
+        if extra is not None:
+            extra.before(index)
         record = RunRecord(**journal.runs[(strategy, rep)]) \
             if (strategy, rep) in journal.runs else None
         if record is None:
@@ -378,5 +407,127 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
                 f"{job.stopping['precision']:.1%} after {rep + 1} rounds: stopping "
                 f"({len(order) - index - 1} runs of {len(order)} saved)")
             break
+    if extra is not None:
+        extra.finish()
     return sorted((RunRecord(**run) for run in journal.runs.values()),
                   key=lambda record: record.order_index)
+
+
+#: The strategy names of the explained job's baseline runs (never a strategy's name).
+T1_RUN, SEQUENTIAL_RUN = "@t1", "@sequential"
+
+
+class _ExplainedRuns:
+    """The explained runs of a job (``job.explain``), spread among its timing runs.
+
+    Their journal's fingerprint is the timing journal's plus the explained plan, so a
+    changed measurement sets both aside. Each row is a run record (:class:`RunRecord`'s
+    columns) with ``kind`` (``explained``, ``t1``, ``sequential``), ``ompt`` (the tool's
+    record, or None) and ``runtime`` (the OpenMP runtime it used, in words).
+    """
+
+    def __init__(self, job: Job, paths: tuple[Path, Path] | None, fingerprint: str,
+                 launcher: Launcher, label: str, say):
+        self.job, self.launcher, self.label, self.say = job, launcher, label, say
+        self.active = bool(job.explain and paths)
+        self.order: list[tuple[str, str, int]] = []
+        self.slots: list[int] = []
+        self.next = 0
+        self.warned = False
+        if not self.active:
+            return
+        self.journal_path, self.table = paths
+        plan = {key: value for key, value in job.explain.items() if key != "tool"}
+        with open(job.explain["tool"]["tool"], "rb") as handle:
+            plan["tool"] = hashlib.sha256(handle.read()).hexdigest()
+        self.fingerprint = _digest([fingerprint, plan])
+        self.journal = Journal(self.journal_path, self.fingerprint,
+                               header={"timer": TIMER, "explain": plan})
+        if self.journal.set_aside:
+            say(f"{label} explained runs: the measurement changed ({self.journal.changed}): "
+                f"{self.journal.set_aside_runs} set aside in {self.journal.set_aside}")
+        self.folder = self.journal_path.parent
+
+    def __enter__(self) -> "_ExplainedRuns":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.active:
+            self.journal.close()
+
+    def plan(self, measured: list[str], stands_for: dict[str, list[str]], timing_runs: int):
+        """Draw the explained runs' order and where each goes among ``timing_runs``."""
+        if not self.active:
+            return
+        self.stands_for = stands_for
+        reps = self.job.explain["repetitions"]
+        order = [("explained", s, r) for s in measured for r in range(reps)]
+        if self.job.explain.get("t1_argv"):
+            order += [("t1", T1_RUN, r) for r in range(reps)]
+        if self.job.explain.get("sequential_argv"):
+            order += [("sequential", SEQUENTIAL_RUN, r) for r in range(reps)]
+        random.Random(derive_seed(self.job.seed, "explain", self.job.machine,
+                                  self.job.benchmark, self.job.threads)).shuffle(order)
+        self.order = order
+        self.slots = [k * max(timing_runs, 1) // max(len(order), 1) for k in range(len(order))]
+        done = sum((s, r) in self.journal.runs for _, s, r in order)
+        self.say(f"{self.label} explained runs: {len(order)} ({done} already journaled), "
+                 "on libomp under the OMPT tool, kept apart from the timing runs")
+
+    def before(self, index: int) -> None:
+        """Run the explained runs due before timing run ``index``."""
+        while self.active and self.next < len(self.order) and self.slots[self.next] <= index:
+            self._run(*self.order[self.next], index)
+            self.next += 1
+
+    def finish(self) -> None:
+        """Run those not run yet (a job stopped early), then write the explained table."""
+        if not self.active:
+            return
+        while self.next < len(self.order):
+            self._run(*self.order[self.next], len(self.slots))
+            self.next += 1
+        rows = sorted(self.journal.runs.values(), key=lambda row: row["order_index"])
+        tmp = self.table.with_name(self.table.name + ".tmp")
+        self.table.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, sort_keys=True) + "\n")
+        os.replace(tmp, self.table)
+        failed = [row for row in rows if not row["ok"]]
+        self.say(f"{self.label} explained runs: {len(rows)}, {len(failed)} failed"
+                 + (f" ({failed[0]['failure']})" if failed else ""))
+
+    def _run(self, kind: str, strategy: str, rep: int, index: int) -> None:
+        if (strategy, rep) in self.journal.runs:
+            return
+        job, record_file = self.job, None
+        if kind == "explained":
+            placement = job.placements[strategy]
+            if "pus_by_repetition" in placement:  # random: the timing runs' draws, in turn
+                draws = placement["pus_by_repetition"]
+                placement = {"pus": draws[rep % len(draws)]}
+            run_job_ = dataclasses.replace(job, placements={strategy: placement})
+            record_file = explaining.record_path(self.folder, strategy, rep)
+            wrap = lambda env: explaining.explain_environment(  # noqa: E731
+                env, job.explain["tool"], record_file)
+        else:
+            argv = job.explain["t1_argv" if kind == "t1" else "sequential_argv"]
+            run_job_ = dataclasses.replace(job, threads=1, argv=argv,
+                                           placements={strategy: {"pus": None}})
+            wrap = None
+        record = measure_one(run_job_, strategy, rep, index, self.launcher, None, wrap)
+        row = record.as_row()
+        ompt = explaining.read_record(record_file) if record_file else None
+        if kind == "explained" and record.ok and ompt is None:
+            row.update(ok=False, failure=explaining.NO_RECORD)
+        if kind == "explained":
+            row["stands_for"] = " ".join(self.stands_for.get(strategy, []))
+        row.update(kind=kind, ompt=ompt,
+                   runtime=explaining.runtime_used(ompt, job.binary or job.argv[0])
+                   if kind == "explained" else "")
+        self.journal.append(row)
+        if not row["ok"] and not self.warned:
+            self.warned = True
+            self.say(f"{self.label} explained run of {strategy} failed: {row['failure']}"
+                     " (the timing runs go on)")

@@ -13,11 +13,14 @@
       <machine>/journal/<bench>/t<N>.jsonl.stale-<time>   one set aside (+ .why: what changed)
       <machine>/runs/<bench>/t<N>.csv                     a measurement job's runs table
       <machine>/output/<bench>/t<N>/<fingerprint>/        each run's output, compressed
+      <machine>/explained/<bench>/t<N>.jsonl              explained runs (OMPT), apart
+      <machine>/explained/<bench>/t<N>.journal.jsonl      their journal
       <machine>/environment.json                          the machine and toolchain
       <machine>/plan.txt                                  every placement, readable
       <machine>/logs/<stage>/...                          one log per job
       runs.csv, summary.txt                               every run; a summary per cell
       stats/cells.csv, summary.csv, summary.txt, stats.json, verdicts.csv, comparisons.csv
+      stats/explain.csv                                   idle time, work inflation (OMPT)
       report/index.html
       logs/<rule>.log
 
@@ -110,6 +113,20 @@ class Layout:
     def runs(self, machine: str, bench: str, threads) -> str:
         """The runs table of one measurement job."""
         return f"{self.root}/{machine}/runs/{bench}/t{threads}.csv"
+
+    def explained(self, machine: str, bench: str, threads) -> str:
+        """The explained runs of one measurement job (:mod:`affinity.results.explained`):
+        runs under the OMPT tool and the T_1 / T_s baselines, never timing runs."""
+        return f"{self.root}/{machine}/explained/{bench}/t{threads}.jsonl"
+
+    def explained_journal(self, machine: str, bench: str, threads) -> str:
+        """The journal behind :meth:`explained`."""
+        return f"{self.root}/{machine}/explained/{bench}/t{threads}.journal.jsonl"
+
+    @property
+    def explain_table(self) -> str:
+        """The work-inflation decomposition per cell (:mod:`stats.explain`)."""
+        return f"{self.root}/stats/explain.csv"
 
     def environment(self, machine: str) -> str:
         return f"{self.root}/{machine}/environment.json"

@@ -8,6 +8,10 @@
 - ``pin``: an Intel Pin tool (pintools/pin/), built with the kit's makefiles only when
   ``PIN_ROOT`` names a kit. Pin is never downloaded.
 
+Beside the tracers, :func:`build_ompt_tool` builds the OMPT tool of the explained runs
+(pintools/ompt/pinbench_ompt.c, a shared library for LLVM's libomp) and the folder that
+redirects a gcc-built program's ``libgomp.so.1`` to libomp.
+
 Each is rebuilt when missing, older than its sources or made by other commands, under
 a lock shared by concurrent processes; outputs go to ``pintools/build/``.
 """
@@ -35,6 +39,11 @@ TSAN_WRAPPED = ("memcpy", "memmove", "memset", "__memcpy_chk", "__memmove_chk", 
 TSAN_SOURCES = ("tsan_rt.c", "tsan_wrap.c", "pb_core.h")
 VALGRIND_SOURCES = ("vg_pinbench.c", "pb_core.h")
 PIN_SOURCES = ("pin/pinbench.cpp", "pin/makefile", "pin/makefile.rules", "pb_core.h")
+OMPT_SOURCES = ("ompt/pinbench_ompt.c",)
+#: where Debian (and other layouts) keep LLVM's OpenMP runtime, libomp.so.5
+LIBOMP_CANDIDATES = ("/usr/lib/x86_64-linux-gnu/libomp.so.5", "/usr/lib/llvm-14/lib/libomp.so.5",
+                     "/usr/lib/aarch64-linux-gnu/libomp.so.5", "/usr/local/lib/libomp.so.5",
+                     "/usr/lib/x86_64-linux-gnu/libomp.so", "/usr/local/lib/libomp.so")
 
 #: where Debian (and other layouts) keep Valgrind's tool headers, static libraries, tools
 VALGRIND_INCLUDE_DIRS = ("/usr/include/valgrind", "/usr/local/include/valgrind")
@@ -206,6 +215,74 @@ def _build_pin() -> Path:
         raise TraceError(f"building the Pin tool did not produce {tool}")
     stamp.write_text(json.dumps(recipe))
     return tool
+
+
+def find_libomp() -> Path:
+    """LLVM's OpenMP runtime (libomp, which implements OMPT and libgomp's ABI), resolved.
+
+    Asks ``clang -print-file-name=libomp.so.5`` first, then the usual places. Raises
+    TraceError (one line) when there is none.
+    """
+    candidates: list[str] = []
+    if shutil.which("clang"):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            found = subprocess.run(["clang", "-print-file-name=libomp.so.5"], capture_output=True,
+                                   text=True, timeout=30).stdout.strip()
+            if os.path.isabs(found):
+                candidates.append(found)
+    candidates += LIBOMP_CANDIDATES
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            return Path(candidate).resolve()
+    raise TraceError("LLVM's OpenMP runtime libomp.so.5 not found (install the Debian package "
+                     "libomp-dev, as scripts/setup.sh does)")
+
+
+def _build_ompt() -> Path:
+    """The OMPT tool, built with clang (which finds ``omp-tools.h`` in its resource folder)."""
+    cc = shutil.which("clang")
+    if cc is None:
+        raise TraceError("the OMPT tool is built with clang, not found (install the Debian "
+                         "packages clang and libomp-dev)")
+    out = BUILD / "ompt" / "libpinbench_ompt.so"
+    cmd = [cc, "-O2", "-fPIC", "-shared", "-std=gnu11", "-Wall", "-Wextra",
+           "-fvisibility=hidden", "-o", out.name, "pinbench_ompt.c"]
+    stamp = BUILD / "ompt.stamp"
+    if _up_to_date(out, stamp, [cmd], OMPT_SOURCES):
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=BUILD) as tmp:
+        _run_build([*cmd[:-3], "-o", f"{tmp}/{out.name}", str(PINTOOLS / "ompt" / "pinbench_ompt.c")],
+                   "the OMPT tool")
+        os.replace(f"{tmp}/{out.name}", out)
+    stamp.write_text(json.dumps([cmd]))
+    return out
+
+
+def _gomp_redirect(libomp: Path) -> Path:
+    """A folder holding ``libgomp.so.1`` -> libomp: on ``LD_LIBRARY_PATH`` it runs a gcc-built
+    program on libomp (which implements libgomp's GOMP_* and omp_* entry points)."""
+    folder = BUILD / "ompt" / "gomp-on-libomp"
+    link = folder / "libgomp.so.1"
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (link.is_symlink() and Path(os.readlink(link)) == libomp):
+        tmp = folder / f".libgomp.so.1.{os.getpid()}"
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        tmp.symlink_to(libomp)
+        os.replace(tmp, link)
+    return folder
+
+
+def build_ompt_tool() -> dict[str, str]:
+    """Build the OMPT tool if missing or older than its source; return what an explained run
+    needs: ``tool`` (the shared library, for ``OMP_TOOL_LIBRARIES``), ``libomp`` (the runtime)
+    and ``gomp_dir`` (a folder whose ``libgomp.so.1`` is libomp, for ``LD_LIBRARY_PATH``).
+    Raises TraceError (one line)."""
+    with _build_lock():
+        libomp = find_libomp()
+        return {"tool": str(_build_ompt()), "libomp": str(libomp),
+                "gomp_dir": str(_gomp_redirect(libomp))}
 
 
 def build_tracer(name: str) -> Path:

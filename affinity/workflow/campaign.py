@@ -179,8 +179,8 @@ def _check_env(env: dict, where: str) -> None:
 def _check_run(config: dict, name: str, where: str) -> None:
     """``run``, ``input`` and ``trace_input`` split into arguments as a shell would (shlex)."""
     bench = config["benchmarks"][name]
-    for field in ("input", "trace_input", "run"):
-        value = bench[field]
+    for field in ("input", "trace_input", "run", "sequential"):
+        value = bench.get(field)
         if value is None:
             continue
         try:
@@ -270,6 +270,8 @@ def _check_benchmarks(config: dict, root: Path) -> None:
             raise ConfigError(f"{where}.build: must write the binary to {{output}}")
         if "binary" not in _check_template(bench["run"], RUN_FIELDS | params, f"{where}.run"):
             raise ConfigError(f"{where}.run: must start the built {{binary}}")
+        if bench.get("sequential") is not None:
+            _check_template(bench["sequential"], RUN_FIELDS | params, f"{where}.sequential")
         if "tree" in bench:
             bench["tree"] = str(root / bench["tree"])
         if "inputs" in bench:
@@ -471,6 +473,16 @@ def build_tree(config: dict, bench: str) -> str:
     if "source" in entry:
         return str(Path(entry["source"]).parent)
     return "build: " + entry["build"]
+
+
+def sequential_argv(config: dict, bench: str, binary: str) -> list[str] | None:
+    """The argument vector of the benchmark's ``sequential`` command (T_s), or None."""
+    entry = config["benchmarks"][bench]
+    if entry.get("sequential") is None:
+        return None
+    size = entry["input"].format(**_fields(entry, threads="1"))
+    return shlex.split(entry["sequential"].format(**_fields(
+        entry, binary=shlex.quote(os.path.abspath(binary)), input=size, threads="1")))
 
 
 def run_argv(config: dict, bench: str, binary: str, threads: int,

@@ -19,12 +19,13 @@ from affinity.place.symmetry import canonical_form
 from affinity.results.layout import Layout, placement_key, sidecar_path
 from affinity.results.placements import placement_line, read_placement
 from affinity.results.runs import read_runs, write_runs
+from affinity.results.explained import read_explained
 from affinity.topology import load, parse_xml, save
-from affinity.trace.build import traced_build_flags
+from affinity.trace.build import TraceError, build_ompt_tool, traced_build_flags
 from affinity.trace.run import trace
 from affinity.workflow import building as build_stage, campaign
 from affinity.workflow.places import check_on_node
-from stats import analyse as stats_analysis
+from stats import analyse as stats_analysis, explain as explain_stats
 from stats.cells import cells_text, unusable_cells
 
 
@@ -64,8 +65,11 @@ def same_experiments(strategies: list[str], placement_files: list[str],
 
 
 def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,
-                 placement_files: list[str], topology_xml: str) -> str:
-    """The JSON job description that ``python -m affinity.measure --spec`` reads."""
+                 placement_files: list[str], topology_xml: str,
+                 thread_counts: tuple[int, ...] = ()) -> str:
+    """The JSON job description that ``python -m affinity.measure --spec`` reads
+    (``thread_counts``: the machine's; with ``explain``, T_1 is measured by the job only
+    when 1 is not among them). The OMPT tool is added at run time (:func:`with_ompt_tool`)."""
     entry = config["benchmarks"][bench]
     return json.dumps({
         "machine": machine, "benchmark": bench, "threads": threads,
@@ -79,7 +83,27 @@ def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: s
         "same_as": same_experiments(config["strategies"], placement_files, topology_xml),
         "quiet": config["quiet"],
         "stopping": config["stopping"] and config["stopping"] | {"confidence": config["confidence"]},
+        "explain": config["explain"] and {
+            "repetitions": config["explain"]["repetitions"],
+            "t1_argv": None if 1 in thread_counts else campaign.run_argv(config, bench, binary, 1),
+            "sequential_argv": campaign.sequential_argv(config, bench, binary)},
     }, sort_keys=True)
+
+
+def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:
+    """A measure spec with the OMPT tool that its explained runs need, built now (on the
+    measured machine: :func:`check_on_node`); when it cannot be built, one line says why and
+    the job measures without explained runs."""
+    check_on_node(machine)
+    job = json.loads(spec)
+    if not job.get("explain"):
+        return spec
+    try:
+        job["explain"]["tool"] = build_ompt_tool()
+    except TraceError as exc:
+        say(f"explain {job['benchmark']} t{job['threads']}: no explained runs: {exc}")
+        job["explain"] = None
+    return json.dumps(job, sort_keys=True)
 
 
 def run_command(config: dict, bench: str, binary: str, threads: int) -> str:
@@ -174,6 +198,14 @@ def analyse(inputs, outputs, options: dict, machines: list[str]) -> None:
              for machine, xml in zip(machines, inputs.topologies, strict=True)}
     stats_analysis.analyse(Path(inputs.runs), {kind: Path(path) for kind, path in outputs.items()},
                            topologies=trees, **options)
+
+
+def explain(inputs, output: str, baseline: str, confidence: float) -> None:
+    """The explain rule: the work-inflation decomposition of every explained cell."""
+    rows = read_explained([Path(path) for path in inputs.explained])
+    table = explain_stats.explain_table(rows, read_runs([Path(inputs.runs)]), baseline,
+                                        confidence)
+    explain_stats.write_explain(table, Path(output))
 
 
 def write_plan(placement_files, output: str) -> None:

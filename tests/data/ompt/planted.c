@@ -1,0 +1,39 @@
+/* Planted facts for the OMPT tool's tests (tests/test_ompt_tool.py).
+ * R parallel regions; in each, thread 0 sleeps SLEEP_MS before an explicit barrier (the
+ * others wait that long there), then every thread holds one critical section for HOLD_MS
+ * (the others wait for it), then thread 0 creates TASKS tasks and waits for them. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    int regions = argc > 1 ? atoi(argv[1]) : 3;
+    int sleep_ms = argc > 2 ? atoi(argv[2]) : 200;
+    int hold_ms = argc > 3 ? atoi(argv[3]) : 50;
+    int tasks = argc > 4 ? atoi(argv[4]) : 8;
+    int done = 0;
+    for (int r = 0; r < regions; r++) {
+#pragma omp parallel
+        {
+            if (omp_get_thread_num() == 0)
+                usleep(sleep_ms * 1000);
+#pragma omp barrier
+#pragma omp critical
+            usleep(hold_ms * 1000);
+#pragma omp master
+            {
+                for (int t = 0; t < tasks; t++) {
+#pragma omp task
+                    {
+#pragma omp atomic
+                        done++;
+                    }
+                }
+#pragma omp taskwait
+            }
+        }
+    }
+    printf("tasks done: %d\nvalidation: %s\n", done, done == regions * tasks ? "OK" : "FAILED");
+    return done == regions * tasks ? 0 : 1;
+}
