@@ -6,6 +6,19 @@ min_version("9.0")
 
 
 include: "rules/common.smk"
+
+
+# Placements, statistics and the report run where Snakemake runs, also on a cluster.
+localrules:
+    all,
+    placement,
+    plan,
+    runs_table,
+    analyse,
+    explain,
+    report,
+
+
 include: "rules/topology.smk"
 include: "rules/build.smk"
 include: "rules/trace.smk"

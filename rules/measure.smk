@@ -37,7 +37,7 @@ for place in PLACES:
             ),
             journal=LAYOUT.journal("{machine}", "{bench}", "{n}"),
             outputs=LAYOUT.outputs("{machine}", "{bench}", "{n}"),
-        threads: place.threads(workflow.cores)
+        threads: place.threads()
         message:
             "measure {wildcards.bench} with {wildcards.n} threads: {params.command}"
         log:

@@ -26,6 +26,9 @@ elif ! command -v clang >/dev/null; then
 fi
 python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
 [ -x /usr/bin/chromium ] || missing+=(chromium)   # the report test opens the report in it
+# the SLURM test starts a one-host cluster (slurmctld, slurmd, munged) of its own
+command -v slurmctld >/dev/null && command -v slurmd >/dev/null || missing+=(slurm-wlm)
+command -v munged >/dev/null || missing+=(munge)
 
 if ((${#missing[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

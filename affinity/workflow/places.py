@@ -49,9 +49,10 @@ class Place:
             found["slurm_account"] = slurm["account"]
         return found
 
-    def threads(self, local_cores: int) -> int:
-        """The threads a measurement job declares: every core here, every CPU of the node."""
-        return self.slurm["cpus"] if self.slurm else local_cores
+    def threads(self) -> int:
+        """The threads a measurement job declares: every CPU of the node, or every CPU here
+        (Snakemake lowers it to the cores it was given, so the job still takes them all)."""
+        return self.slurm["cpus"] if self.slurm else len(os.sched_getaffinity(0))
 
 
 def places(machines: Iterable) -> list[Place]:

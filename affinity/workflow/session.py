@@ -16,8 +16,11 @@ def clear_stale_locks(state_dir: str = ".snakemake") -> bool:
     ``flock`` on ``.snakemake/pinbench-session.lock`` for its whole life (the
     kernel drops it when the process dies), so when this process can take it,
     no other pinbench Snakemake is alive here and any lock left is stale.
-    Returns True when locks were removed.
+    Returns True when locks were removed. A Snakemake that the SLURM executor started in a
+    job (``SLURM_JOB_ID``) is a step of the one that holds the session: it clears nothing.
     """
+    if "SLURM_JOB_ID" in os.environ:
+        return False
     lock_dir = Path(state_dir) / "locks"
     Path(state_dir).mkdir(exist_ok=True)
     fd = os.open(Path(state_dir) / "pinbench-session.lock", os.O_RDWR | os.O_CREAT, 0o644)
