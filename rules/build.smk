@@ -10,6 +10,8 @@ rule build:
         "build {wildcards.bench}: {params.cmd}"
     log:
         LAYOUT.log("{machine}", "build", "{bench}"),
+    benchmark:
+        LAYOUT.timing("build", "{machine}", "{bench}")
     run:
         with rule_bodies.building(config, wildcards, output[0]):
             shell("({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}")

@@ -29,8 +29,12 @@ rule measure:
         "measure {wildcards.bench} with {wildcards.n} threads: {params.command}"
     log:
         LAYOUT.log("{machine}", "measure", "{bench}", "{n}"),
+    benchmark:
+        LAYOUT.timing("measure", "{machine}", "{bench}", "{n}")
     run:
+        cells = rule_bodies.cell_names(measure_jobs())  # for the campaign's time left
         shell(
             "{PY} -m affinity.measure --spec {params.spec:q} --placements {input.placements}"
             " --journal {params.journal} --out {output} --log {log} --outputs {params.outputs}"
+            " --campaign-root {LAYOUT.root} --cells {cells}"
         )

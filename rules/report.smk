@@ -7,6 +7,8 @@ rule environment:
         compiler=config["compiler"]["cc"],
     log:
         LAYOUT.log("{machine}", "environment"),
+    benchmark:
+        LAYOUT.timing("topology", "{machine}", "environment")
     run:
         environment.write(params.compiler, input[0], Path(output[0]))
 
@@ -25,5 +27,7 @@ rule report:
         measured=[m.name for m in MEASURED],
     log:
         LAYOUT.log(None, "report"),
+    benchmark:
+        LAYOUT.timing("report")
     run:
         html_report.build_report(LAYOUT, config, params.measured)

@@ -14,6 +14,8 @@ rule build_traced:
         "build {wildcards.bench} for tracing: {params.cmd}"
     log:
         LAYOUT.log("{machine}", "build", "{bench}.traced"),
+    benchmark:
+        LAYOUT.timing("build", "{machine}", "{bench}.traced")
     run:
         with rule_bodies.building(config, wildcards, output[0], traced=True):
             shell("({params.cmd}) > {log} 2>&1 || {{ tail -n 20 {log} >&2; exit 1; }}")
@@ -31,5 +33,7 @@ rule trace:
         "trace {wildcards.bench} with {wildcards.n} threads ({params.tracing[tracer]})"
     log:
         LAYOUT.log("{machine}", "trace", "{bench}", "{n}"),
+    benchmark:
+        LAYOUT.timing("trace", "{machine}", "{bench}", "{n}")
     run:
         rule_bodies.trace_cell(config, wildcards, input[0], output.matrix, log[0])
