@@ -125,6 +125,6 @@ class Progress:
             finished, jobs, pending = self.campaign.others(*self.cell)
             others = sum(max(0, self.total - journaled_runs(p)) for p in pending)
             text += f"; campaign: job {finished + 1} of {jobs}"
-            if rate:
+            if rate and left + others:
                 text += f", about {duration((left + others) / rate)} left"
         return text
