@@ -163,7 +163,7 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     results = work / "results" / "study-plan"
     assert sorted(p.name for p in results.iterdir()) == [
-        "ccnuma96", "core2", "logs", "nehalem", "report"]
+        "ccnuma96", "core2", "logs", "nehalem", "report", "timings"]
     assert "Thread → PU: 0 24 48 72 6 30 54 78" in (results / "report" / "index.html").read_text()
     assert not list(results.glob("*/runs")) and not list(results.glob("*/journal"))
     assert [p.name for p in results.glob("*/bin/*")] == ["pairs.traced"] * 3  # traced builds only
