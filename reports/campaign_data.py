@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import subprocess
 from collections import defaultdict
 from pathlib import Path
@@ -21,7 +22,12 @@ from affinity.results.placements import example_pus, read_placement
 from affinity.results.runs import RunRecord, read_runs
 from affinity.topology import Node, Topology, TopologyError, parse_xml
 from reports import figures
-from stats.analyse import read_verdicts
+from stats.analyse import read_comparisons, read_verdicts
+from stats.tables import footnotes, split_warnings
+
+#: The p-value inside a warning of the Speedup-Test's checks ("(Shapiro-Wilk p = 0.002)"):
+#: left out of the report's notes, so one check says one note (``cells.csv`` keeps them).
+_CHECK_P = re.compile(r" \((?:Shapiro-Wilk|Kolmogorov-Smirnov) p = [^)]*\)")
 
 
 def read_json(path: Path):
@@ -69,6 +75,20 @@ def verdicts(layout: Layout) -> list[dict]:
     return read_verdicts(path) if path.exists() else []
 
 
+def comparisons(layout: Layout) -> list[dict]:
+    """Per strategy of every cell: its experiment and the verdict's test (``comparisons.csv``)."""
+    path = Path(layout.stats("comparisons"))
+    return read_comparisons(path) if path.exists() else []
+
+
+def warning_notes(rows: list[dict]) -> tuple[list[list[int]], list[str]]:
+    """The distinct warnings of a table's rows (their ``warnings`` field) said once: per row
+    the numbers of its notes, and the notes (:func:`stats.tables.footnotes`), each check's
+    p-value left out."""
+    return footnotes([[_CHECK_P.sub("", w) for w in split_warnings(row.get("warnings"))]
+                      for row in rows])
+
+
 def indistinct_machines(rows: list[dict]) -> list[str]:
     """Machines on which, in every cell, the strategies with a fixed placement coincide."""
     machines: dict[str, bool] = {}
@@ -111,11 +131,20 @@ def placement_scores(layout: Layout, cells: list[dict]) -> dict[tuple, dict]:
     return scores
 
 
-def benchmark_sections(cells: list[dict], runs: list[RunRecord],
-                       scores: dict[tuple, dict]) -> list[dict]:
-    """Per (machine, benchmark, threads): the strategies' table and the two figures.
+def figure_name(machine: str, bench: str, threads: int, kind: str) -> str:
+    """The name of a section's figure file (:meth:`Layout.report_figure`)."""
+    return f"{machine}-{bench}-t{threads}-{kind}"
 
-    ``scores`` (:func:`placement_scores`) adds each strategy's J and core pairs to its row.
+
+def benchmark_sections(cells: list[dict], runs: list[RunRecord], scores: dict[tuple, dict],
+                       quiet_threshold: float = 0.1,
+                       metadata: dict | None = None) -> list[dict]:
+    """Per (machine, benchmark, threads): the strategies' table, its notes and the two figures.
+
+    ``scores`` (:func:`placement_scores`) adds each strategy's J and core pairs to its row;
+    each distinct warning of the table is one note (``notes``), its rows name it by number
+    (``note_marks``). In the run-order plot a run during which other processes used more
+    than ``quiet_threshold`` of the CPUs is ringed. ``metadata`` goes into the figures.
     """
     by_key: dict[tuple, list[dict]] = defaultdict(list)
     for cell in cells:
@@ -123,6 +152,7 @@ def benchmark_sections(cells: list[dict], runs: list[RunRecord],
     runs_by_key: dict[tuple, list[RunRecord]] = defaultdict(list)
     for run in runs:
         runs_by_key[(run.machine, run.benchmark, run.threads)].append(run)
+    busy_label = f"other processes > {quiet_threshold:.0%} of the CPUs"
     sections = []
     for key in sorted(by_key):
         usable = [r for r in runs_by_key[key] if r.counts]
@@ -131,15 +161,29 @@ def benchmark_sections(cells: list[dict], runs: list[RunRecord],
                                            else "") for r in runs_by_key[key]}
         measured = [c["strategy"] for c in by_key[key] if c["strategy"] in label]
         times = {label[s]: [r.time_s for r in usable if r.strategy == s] for s in measured}
-        order = {label[s]: [(r.order_index, r.time_s) for r in usable if r.strategy == s]
-                 for s in measured}
+        order = {label[s]: [(r.order_index, r.time_s, (r.other_cpu or 0) > quiet_threshold)
+                            for r in usable if r.strategy == s] for s in measured}
+        marks, notes = warning_notes(by_key[key])
+        rows = [cell | {"note_marks": mark} for cell, mark in zip(by_key[key], marks)]
+        meta = (metadata or {}) | {"Title": f"{key[1]}, {key[2]} threads, {key[0]}"}
         sections.append({
-            "machine": key[0], "benchmark": key[1], "threads": key[2], "cells": by_key[key],
-            "smt": any(c.get("core_pairs") for c in by_key[key]),
-            "distribution": figures.distribution(times) if any(times.values()) else None,
-            "run_order": figures.run_order(order) if any(order.values()) else None,
+            "machine": key[0], "benchmark": key[1], "threads": key[2], "cells": rows,
+            "notes": notes, "smt": any(c.get("core_pairs") for c in by_key[key]),
+            "busy_runs": sum(b for points in order.values() for _, _, b in points),
+            "distribution": figures.distribution(times, meta) if any(times.values()) else None,
+            "run_order": figures.run_order(order, busy_label, meta)
+            if any(order.values()) else None,
+            "figure_names": {kind: figure_name(*key, kind) for kind in ("times", "order")},
         })
     return sections
+
+
+def by_benchmark(sections: list[dict]) -> list[dict]:
+    """The sections grouped by benchmark (one ``<details>`` each), in benchmark order."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for section in sections:
+        groups[section["benchmark"]].append(section)
+    return [{"benchmark": bench, "sections": groups[bench]} for bench in sorted(groups)]
 
 
 def placement_sections(layout: Layout, machine: str) -> list[dict]:
@@ -182,7 +226,7 @@ def placement_sections(layout: Layout, machine: str) -> list[dict]:
     return sections
 
 
-def heatmaps(layout: Layout, machine: str) -> list[dict]:
+def heatmaps(layout: Layout, machine: str, metadata: dict | None = None) -> list[dict]:
     """Affinity matrices a tracer wrote for this machine, as heatmaps."""
     found = []
     for bench, path in layout.matrix_files(machine):
@@ -190,6 +234,8 @@ def heatmaps(layout: Layout, machine: str) -> list[dict]:
             matrix = read_matrix(path)
         except MatrixError:
             continue
+        meta = (metadata or {}) | {"Title": f"affinity matrix of {bench}, {len(matrix)} threads"}
         found.append({"benchmark": bench, "threads": len(matrix),
-                      "svg": figures.heatmap(np.asarray(matrix))})
+                      "svg": figures.heatmap(np.asarray(matrix), meta),
+                      "figure_name": figure_name(machine, bench, len(matrix), "affinity")})
     return found

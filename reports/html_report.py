@@ -18,8 +18,10 @@ from markupsafe import Markup
 from affinity.results.layout import Layout
 from affinity.results.runs import RunRecord
 from reports import campaign_data as data
+from reports import export, overview
 from reports.explain_section import explain_sections
 from stats.cells import coarse_text, describe_cells
+from stats.tables import PRECISION
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -50,6 +52,13 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
     stats = data.read_json(Path(layout.stats("json"))) or {"cells": [], "summary": []}
     runs = data.campaign_runs(layout)
     verdicts = data.verdicts(layout)
+    generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    meta = export.metadata(config, generated)
+    figure_meta = export.figure_metadata(meta)
+    threshold = config.get("quiet", {}).get("threshold", 0.1)  # filled in by the schema
+    strategies = list(dict.fromkeys([*config.get("strategies", []),
+                                     *(c["strategy"] for c in stats["cells"])]))
+    described = describe_cells(runs)
     machines = []
     for name in config["machines"]:
         topology = Path(layout.topology(name))
@@ -59,29 +68,54 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
             "drawing": data.lstopo_image(topology) if topology.exists() else None,
             "environment": data.read_json(Path(layout.environment(name))),
             "placements": data.placement_sections(layout, name),
-            "heatmaps": data.heatmaps(layout, name),
+            "heatmaps": data.heatmaps(layout, name, figure_meta),
         })
+    sections = data.benchmark_sections(stats["cells"], runs,
+                                       data.placement_scores(layout, stats["cells"]),
+                                       threshold, figure_meta)
+    summary_marks, summary_notes = data.warning_notes(stats["summary"])
+    for row, marks in zip(stats["summary"], summary_marks):
+        row["note_marks"] = marks
     return {
-        "campaign": config["campaign"], "config": config,
+        "campaign": config["campaign"], "config": config, "meta": meta,
         "config_text": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
-        "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "generated": generated, "precision": PRECISION,
         "counts": run_counts(runs), "machines": machines,
         "verdicts": verdicts, "indistinct": data.indistinct_machines(verdicts),
+        "overview": overview.overview(stats["cells"], verdicts, data.comparisons(layout),
+                                      described, strategies, config["baseline"],
+                                      threshold),
+        "scale": overview.scale_legend(), "warning_legend": overview.warning_legend(),
+        "summary": stats["summary"], "summary_notes": summary_notes,
         "summary_tables": data.summary_by_threads(stats["summary"]),
-        "benchmarks": data.benchmark_sections(stats["cells"], runs,
-                                              data.placement_scores(layout, stats["cells"])),
+        "benchmarks": data.by_benchmark(sections),
         "descriptions": {b: e.get("description", "") for b, e in config["benchmarks"].items()},
         "set_aside": [note for name in measured for note in layout.set_aside_journals(name)],
         "explained": explain_sections(Path(layout.explain_table), config["baseline"]),
-        "coarse": [coarse_text(key, cell) for key, cell in describe_cells(runs).items()
-                   if cell.coarse],
+        "coarse": [coarse_text(key, cell) for key, cell in described.items() if cell.coarse],
     }
 
 
+def figures_of(ctx: dict) -> dict[str, str]:
+    """Every figure of the report: file name -> SVG text."""
+    found = {}
+    for group in ctx["benchmarks"]:
+        for section in group["sections"]:
+            for kind, key in (("times", "distribution"), ("order", "run_order")):
+                if section[key]:
+                    found[section["figure_names"][kind]] = section[key]
+    for machine in ctx["machines"]:
+        found |= {h["figure_name"]: h["svg"] for h in machine["heatmaps"]}
+    return found
+
+
 def build_report(layout: Layout, config: dict, measured: list[str]) -> Path:
-    """Render the report into the layout's report folder; return the path of ``index.html``."""
-    html = _environment().get_template("report.html.j2").render(context(layout, config, measured))
+    """Render the report into the layout's report folder, with its tables and figures as
+    files beside it (:mod:`reports.export`); return the path of ``index.html``."""
+    ctx = context(layout, config, measured)
+    html = _environment().get_template("report.html.j2").render(ctx)
     index = Path(layout.report_index)
     index.parent.mkdir(parents=True, exist_ok=True)
     index.write_text(html)
+    export.write_exports(layout, ctx["overview"], ctx["summary"], figures_of(ctx), ctx["meta"])
     return index

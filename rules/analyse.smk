@@ -7,6 +7,8 @@ rule runs_table:
         summary=LAYOUT.cells_summary,
     log:
         LAYOUT.log(None, "runs_table"),
+    benchmark:
+        LAYOUT.timing("analyse", "runs_table")
     run:
         rule_bodies.runs_table(input, output.table, output.summary)
 
@@ -24,6 +26,8 @@ rule analyse:
         format=stats_analysis.FORMAT,
     log:
         LAYOUT.log(None, "analyse"),
+    benchmark:
+        LAYOUT.timing("analyse", "stats")
     run:
         rule_bodies.analyse(input, output, params.options, [m.name for m in MEASURED])
 

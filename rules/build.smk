@@ -22,6 +22,8 @@ for place in PLACES:
             "build {wildcards.bench}: {params.cmd}"
         log:
             LAYOUT.log("{machine}", "build", "{bench}"),
+        benchmark:
+            LAYOUT.timing("build", "{machine}", "{bench}")
         run:
             with rule_bodies.building(
                 config, MACHINES[wildcards.machine], wildcards, output[0]

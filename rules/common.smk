@@ -1,7 +1,9 @@
 # Validates the campaign before any job runs, and holds every input function.
 # Every path comes from the one layout of the results (affinity/results/layout.py).
+import atexit
 import shlex
 import sys
+import time
 from pathlib import Path
 
 try:
@@ -47,6 +49,9 @@ EXPLAINED_OUTPUT = (
 )
 PLANNED = [m for m in MACHINES.values() if not m.measure]
 clear_stale_locks()
+STARTED = time.time()  # this call's jobs are the timings written since
+# the results by absolute path: at exit, Snakemake has left the working directory (-d)
+RESULTS = Layout(str(Path(LAYOUT.root).resolve()))
 
 
 wildcard_constraints:
@@ -92,6 +97,13 @@ def random_seed(wildcards):
     return derive_seed(config["seed"], "random", wildcards.machine, wildcards.bench, wildcards.n)
 
 
+def measure_jobs():
+    """Every measured (machine, benchmark, threads): one measurement job each."""
+    return [
+        (m.name, bench, n) for m in MEASURED for bench in config["benchmarks"] for n in m.threads
+    ]
+
+
 def explained_option(wildcards):
     """The measuring process's --explained JOURNAL TABLE option ("" without explain)."""
     if not EXPLAIN:
@@ -102,22 +114,12 @@ def explained_option(wildcards):
 
 def explained_runs():
     """Explained tables of every measured (machine, benchmark, threads)."""
-    return [
-        LAYOUT.explained(m.name, bench, n)
-        for m in MEASURED
-        for bench in config["benchmarks"]
-        for n in m.threads
-    ]
+    return [LAYOUT.explained(*job) for job in measure_jobs()]
 
 
 def measured_runs():
     """Runs tables of every measured (machine, benchmark, threads)."""
-    return [
-        LAYOUT.runs(m.name, bench, n)
-        for m in MEASURED
-        for bench in config["benchmarks"]
-        for n in m.threads
-    ]
+    return [LAYOUT.runs(*job) for job in measure_jobs()]
 
 
 def machine_placements(machine):
@@ -158,7 +160,8 @@ def print_summaries():
             print(f"\n== {target}\n{Path(target).read_text()}")
     for line in rule_bodies.set_aside(LAYOUT, [m.name for m in MEASURED]):
         print(f"WARNING: measurements set aside: {line}")
-    print(f"report: {Path(LAYOUT.report_index).resolve()}")
+    print(rule_bodies.time_breakdown(LAYOUT, STARTED))
+    print(rule_bodies.where_and_what(LAYOUT))
     failed = rule_bodies.failed_cells(LAYOUT)
     if failed:
         sys.exit(f"campaign failed: {len(failed)} cell(s) without a usable run: "
@@ -171,3 +174,13 @@ def print_system_checks():
     if MEASURED:
         print("pinbench: this machine before measuring (python -m affinity.measure.system):")
         print(system.format_checks(system.system_checks(window_s=0.3)), end="")
+
+
+def print_when_nothing_to_do():
+    """At exit of a call that had nothing to do (Snakemake runs no hook then): where the
+    results and the report are, and the campaign in one line."""
+    if rule_bodies.had_nothing_to_do(workflow):
+        print(rule_bodies.where_and_what(RESULTS), flush=True)
+
+
+atexit.register(print_when_nothing_to_do)

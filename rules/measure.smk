@@ -42,10 +42,14 @@ for place in PLACES:
             "measure {wildcards.bench} with {wildcards.n} threads: {params.command}"
         log:
             LAYOUT.log("{machine}", "measure", "{bench}", "{n}"),
+        benchmark:
+            LAYOUT.timing("measure", "{machine}", "{bench}", "{n}")
         run:
             spec = rule_bodies.with_ompt_tool(params.spec, MACHINES[wildcards.machine])
+            cells = rule_bodies.cell_names(measure_jobs())  # for the campaign's time left
             shell(
                 "{PY} -m affinity.measure --spec {spec:q} --placements {input.placements}"
                 " --journal {params.journal} --out {output.runs} --log {log}"
                 " --outputs {params.outputs} {params.explained}"
+                " --campaign-root {LAYOUT.root} --cells {cells}"
             )

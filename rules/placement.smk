@@ -9,6 +9,8 @@ rule placement:
         strategies=STRATEGIES,
     log:
         LAYOUT.log("{machine}", "placement", "{bench}", "{n}"),
+    benchmark:
+        LAYOUT.timing("place", "{machine}", "{bench}", "{n}")
     run:
         rule_bodies.place(input, wildcards, params, output, log[0])
 

@@ -17,6 +17,8 @@ for place in PLACES:
             compiler=config["compiler"]["cc"],
         log:
             LAYOUT.log("{machine}", "environment"),
+        benchmark:
+            LAYOUT.timing("topology", "{machine}", "environment")
         run:
             rule_bodies.check_on_node(MACHINES[wildcards.machine])
             environment.write(params.compiler, input[0], Path(output[0]))

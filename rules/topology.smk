@@ -13,5 +13,7 @@ for place in PLACES:
             **place.resources(),
         log:
             LAYOUT.log("{machine}", "topology"),
+        benchmark:
+            LAYOUT.timing("topology", "{machine}")
         run:
             rule_bodies.save_topology(MACHINES[wildcards.machine], output[0], log[0])

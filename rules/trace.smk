@@ -24,6 +24,8 @@ for place in PLACES:
             "build {wildcards.bench} for tracing: {params.cmd}"
         log:
             LAYOUT.log("{machine}", "build", "{bench}.traced"),
+        benchmark:
+            LAYOUT.timing("build", "{machine}", "{bench}.traced")
         run:
             with rule_bodies.building(
                 config, MACHINES[wildcards.machine], wildcards, output[0], traced=True
@@ -49,6 +51,8 @@ for place in PLACES:
             "trace {wildcards.bench} with {wildcards.n} threads ({params.tracing[tracer]})"
         log:
             LAYOUT.log("{machine}", "trace", "{bench}", "{n}"),
+        benchmark:
+            LAYOUT.timing("trace", "{machine}", "{bench}", "{n}")
         run:
             rule_bodies.check_on_node(MACHINES[wildcards.machine])
             rule_bodies.trace_cell(config, wildcards, input[0], output.matrix, log[0])

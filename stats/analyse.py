@@ -134,6 +134,19 @@ def read_verdicts(path: Path) -> list[dict]:
     return rows
 
 
+def read_comparisons(path: Path) -> list[dict]:
+    """The rows of a ``comparisons.csv``, numbers and flags typed (empty fields: None)."""
+    with Path(path).open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        row["threads"] = int(row["threads"])
+        for name in ("p_raw", "p_adjusted"):
+            row[name] = float(row[name]) if row[name] else None
+        for name in ("same_as_baseline", "faster"):
+            row[name] = row[name] == "True"
+    return rows
+
+
 def _topology_option(text: str) -> tuple[str, Topology]:
     machine, sep, spec = text.partition("=")
     if not sep or not machine:

@@ -18,6 +18,21 @@ from affinity.results.runs import NOT_BOUND, VERIFIED, RunRecord
 Key = tuple[str, str, int, str]  #: (machine, benchmark, threads, strategy)
 #: A printed time's resolution is coarse beyond this share of the cell's median.
 COARSE = 0.01
+#: Below this many runs that count, a cell is not tested (the Speedup-Test's minimum).
+MIN_RUNS = 3
+#: What can be wrong with a cell's runs: code -> (mark, what it means). The report's overview
+#: marks cells with these, and its legend explains them; ``drift`` is a job's, not a cell's
+#: (:mod:`stats.drift`).
+WARNINGS = {
+    "failed": ("F", "runs failed (crash, exit status, timeout, validation, no time): left out"),
+    "misplaced": ("M", "runs whose placement was found wrong: left out"),
+    "few": ("n", f"fewer than {MIN_RUNS} runs count: not tested"),
+    "noisy": ("L", "runs during which other processes used more than the campaign's "
+                   "quiet.threshold of the CPUs (a loaded machine)"),
+    "coarse": ("C", f"the program prints its time coarser than {COARSE:.0%} of the median"),
+    "drift": ("D", "the run times drift over the measurement job (Mann's trend test; marked on "
+                   "the machine's first cell of the row)"),
+}
 
 
 @dataclass
@@ -33,6 +48,8 @@ class CellStats:
     resolution_s: float | None = None
     #: why runs did not count: failure reasons and misplacements, with their counts
     left_out: Counter = field(default_factory=Counter)
+    #: per run, the share of the CPUs other processes used during it (None: not measured)
+    other_cpu: list[float | None] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -62,6 +79,22 @@ class CellStats:
         return (self.resolution_s is not None and bool(self.median_s)
                 and self.resolution_s > COARSE * self.median_s)
 
+    def noisy(self, threshold: float) -> int:
+        """How many runs saw other processes use more than ``threshold`` of the CPUs."""
+        return sum(share is not None and share > threshold for share in self.other_cpu)
+
+    def warnings(self, threshold: float) -> list[str]:
+        """The codes of :data:`WARNINGS` that apply to this cell (``threshold``: the
+        campaign's ``quiet.threshold``), in the order of :data:`WARNINGS`.
+
+        >>> CellStats(times=[1.0, 1.1], failures=1, other_cpu=[0.5, None, 0.0]).warnings(0.1)
+        ['failed', 'few', 'noisy']
+        """
+        found = {"failed": self.failures > 0, "misplaced": self.misplaced > 0,
+                 "few": self.n < MIN_RUNS, "noisy": self.noisy(threshold) > 0,
+                 "coarse": self.coarse}
+        return [code for code in WARNINGS if found.get(code)]
+
     def columns(self) -> dict:
         """n, the counts, mean, median, min and variance, as the cell table names them."""
         return {"n": self.n, "failures": self.failures, "misplaced": self.misplaced,
@@ -85,6 +118,7 @@ def describe_cells(records: list[RunRecord]) -> dict[Key, CellStats]:
 def _count(cell: CellStats, record: RunRecord) -> None:
     """Add one run to a cell's description."""
     cell.pinned += record.verification != NOT_BOUND
+    cell.other_cpu.append(record.other_cpu)
     cell.verified += record.verification == VERIFIED
     if not record.ok:
         cell.failures += 1

@@ -196,7 +196,7 @@ def _normality_check(name: str, sample: np.ndarray, p: float | None,
         return False, f"{name}: all run times identical, Shapiro-Wilk not computable: " \
                       f"t-test not applied"
     if p is None:
-        return True, f"{name}: n = {n} > {SHAPIRO_MAX_N}, Shapiro-Wilk not computed; " \
+        return True, f"{name}: n = {n} > {SHAPIRO_MAX_N}, Shapiro-Wilk not computed, " \
                      f"relying on the central limit theorem"
     if p > alpha:
         return True, None

@@ -135,6 +135,28 @@ def summary_table(cells: list[dict], baseline: str, confidence: float,
     return table
 
 
+def split_warnings(text: str | None) -> list[str]:
+    """The warnings of a table's ``warnings`` field, one by one (they are joined by "; ").
+
+    >>> split_warnings("a; b"), split_warnings(""), split_warnings(None)
+    (['a', 'b'], [], [])
+    """
+    return [part for part in (text or "").split("; ") if part]
+
+
+def footnotes(rows: list[list[str]]) -> tuple[list[list[int]], list[str]]:
+    """Each distinct text of a table's rows said once: (per row, the 1-based numbers of its
+    notes; the notes in order of first appearance).
+
+    >>> footnotes([["a", "b"], ["b"], []])
+    ([[1, 2], [2], []], ['a', 'b'])
+    """
+    notes: dict[str, int] = {}
+    marks = [[notes.setdefault(text, len(notes) + 1) for text in dict.fromkeys(row)]
+             for row in rows]
+    return marks, list(notes)
+
+
 def _fmt(value, digits: int = 4) -> str:
     if value is None:
         return "-"
@@ -142,15 +164,19 @@ def _fmt(value, digits: int = 4) -> str:
 
 
 def tables_text(summary: list[dict], baseline: str, confidence: float) -> str:
-    """The summary tables as printed at the end of a campaign."""
+    """The summary tables as printed at the end of a campaign: every figure of Tables 1-3,
+    the number of benchmarks for a share known to ±:data:`PRECISION` included, and each
+    distinct warning once, as a numbered note referenced in its rows."""
     lines = [f"Overall speedups against {baseline!r} (sum of baseline statistics over sum of "
              f"strategy statistics; geometric means of per-benchmark speedups beside them); "
-             f"benchmarks significantly faster at confidence {confidence:g} with their interval."]
+             f"benchmarks significantly faster at confidence {confidence:g} with their interval; "
+             f"benchmarks needed to know the share of mean speedups to within ±{PRECISION:g}."]
     header = (f"{'machine':<12} {'thr':>4} {'strategy':<13} {'mean':>6} {'(geo)':>6} "
               f"{'median':>6} {'(geo)':>6} {'variance range':>22} {'faster (mean)':>22} "
-              f"{'faster (median)':>22}")
+              f"{'faster (median)':>22} {f'±{PRECISION:g}':>5}  notes")
     lines.append(header)
-    for row in summary:
+    marks, notes = footnotes([split_warnings(row["warnings"]) for row in summary])
+    for row, mark in zip(summary, marks):
         def share(stat: str) -> str:
             if row[f"significant_{stat}"] is None:
                 return "-"
@@ -161,5 +187,8 @@ def tables_text(summary: list[dict], baseline: str, confidence: float) -> str:
             f"{row['machine']:<12} {row['threads']:>4} {row['strategy']:<13} "
             f"{_fmt(row['overall_speedup_mean'], 4):>6} {_fmt(row['geomean_speedup_mean'], 4):>6} "
             f"{_fmt(row['overall_speedup_median'], 4):>6} {_fmt(row['geomean_speedup_median'], 4):>6} "
-            f"{variance:>22} {share('mean'):>22} {share('median'):>22}")
+            f"{variance:>22} {share('mean'):>22} {share('median'):>22} "
+            f"{_fmt(row['benchmarks_for_precision']):>5}  "
+            f"{' '.join(f'[{n}]' for n in mark)}".rstrip())
+    lines += [f"[{n}] prop.test: {note}" for n, note in enumerate(notes, start=1)]
     return "\n".join(lines) + "\n"

@@ -105,3 +105,34 @@ def test_the_stopping_rule_keeps_the_family_wise_rate():
     found = rates(500, 35, 1.0, 0.05, seed=11, compare_old=False, sigma=0.02, stopping=stopping)
     assert found["new_s1"] + found["new_other"] <= 0.05 + 3 * standard_error(0.05, 500)
     assert 10 <= found["rounds"] < 25  # runs saved against the 35 of a fixed design
+
+
+def test_progress_lines_say_rate_and_time_left(tmp_path):
+    """One line every 10 s of the clock and at the end, with runs done, the strategy next,
+    the rate, and the time left of the cell and of the campaign (from the other jobs'
+    journals)."""
+    from pathlib import Path
+
+    from affinity.measure.progress import Campaign, Progress
+    from affinity.results.layout import Layout
+
+    root = str(tmp_path / "c")
+    layout = Layout(root)
+    Path(layout.runs("m", "done", 2)).parent.mkdir(parents=True)
+    Path(layout.runs("m", "done", 2)).write_text("")  # finished
+    other = Path(layout.journal("m", "half", 2))
+    other.parent.mkdir(parents=True)
+    other.write_text("{}\n" + "{}\n" * 5)  # header + 5 of 10 runs
+    now = [0.0]
+    lines = []
+    progress = Progress("[m b t2]", 10, 0, lines.append,
+                        Campaign(root, [("m", "b", 2), ("m", "done", 2), ("m", "half", 2)]),
+                        ("m", "b", 2), clock=lambda: now[0])
+    for done in range(1, 11):
+        now[0] += 3.0  # one run every 3 s
+        progress.update(done, "compact", measured=True, final=done == 10)
+    assert len(lines) == 3  # at 12 s, 24 s and the end
+    assert lines[0] == ("[m b t2] 4/10 runs (40%), now compact; 0.333 runs/s; this cell: 18 s "
+                        "left; campaign: job 2 of 3, about 33 s left")
+    assert lines[-1].startswith("[m b t2] 10/10 runs (100%); 0.333 runs/s; this cell done in 30 s"
+                                "; campaign: job 2 of 3, about 15 s left")

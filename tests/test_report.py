@@ -70,6 +70,7 @@ def test_the_report_renders_in_chromium(campaign, tmp_path):
         page.wait_for_load_state("load")
         assert page.locator("table.summary").first.is_visible()
         assert page.locator("table.summary th", has_text="here").first.is_visible()
+        page.locator("details.bench summary").first.click()  # a benchmark's details, opened
         assert page.locator("figure.plot svg").first.is_visible()
         assert page.locator("img.lstopo").first.evaluate("img => img.naturalWidth") > 0
         assert page.locator(".description").first.inner_text().startswith("<script>")
@@ -171,3 +172,79 @@ def test_measurements_set_aside_are_shown_not_hidden(tmp_path):
               "baseline": "os", "confidence": 0.95}
     html = build_report(layout, config, ["m"]).read_text()
     assert "Measurements set aside" in html and "3 runs (placement of gp changed)" in html
+
+
+def test_first_screen_is_the_overview(campaign):
+    """At 1400 px wide, the overview matrix and its legends fit in the first 1000 px; the page
+    runs no script; compact and scatter (one placement on this machine) are one cell."""
+    from playwright.sync_api import sync_playwright
+
+    html = index(campaign).read_text()
+    assert "<script" not in html.lower()
+    overview = html[html.index('<table class="overview">'):]
+    overview = overview[:overview.index("</table>")]
+    assert overview.count("same placement: compact = scatter") == 2  # both benchmarks
+    assert re.search(r'<td colspan="2" class="cell[^"]* merged"', overview)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(index(campaign).as_uri())
+        for selector in ("table.overview", "dl.marks", ".scale"):
+            box = page.locator(selector).first.bounding_box()
+            assert box is not None and box["y"] + box["height"] <= 1000, (selector, box)
+        assert page.locator("table.overview td.cell").first.is_visible()
+        # details closed: the benchmarks' tables are one click away
+        assert not page.locator("details.bench table.cells").first.is_visible()
+        page.locator("details.bench summary").first.click()
+        assert page.locator("details.bench table.cells").first.is_visible()
+        browser.close()
+
+
+def test_each_warning_is_said_once_per_section(campaign):
+    html = index(campaign).read_text()
+    articles = re.findall(r"<article id=\"bench-.*?</article>", html, re.S)
+    assert articles
+    for article in articles:
+        notes = re.findall(r"<li>(.*?)</li>", article.split('<ol class="notes">')[-1]
+                           .split("</ol>")[0], re.S) if 'class="notes"' in article else []
+        assert len(notes) == len(set(notes))
+        table = article[:article.index("</table>")]
+        for note in notes:
+            assert note not in table  # rows carry [n], not the text
+        marks = set(re.findall(r'<sup class="note">\[(\d+)\]</sup>', table))
+        assert marks == {str(n) for n in range(1, len(notes) + 1)}
+
+
+def test_tables_and_figures_are_exported_with_the_campaign(campaign):
+    report = index(campaign).parent
+    for name in ("overview.csv", "summary.csv"):
+        text = (report / name).read_text()
+        assert text.startswith("# campaign: reported\n# generated: ")
+        assert "# confidence: 0.95\n# baseline: os\n" in text
+    rows = read_exported_csv(report / "overview.csv")
+    assert {r["strategy"] for r in rows} >= {"os", "random", "compact", "scatter"}
+    assert {r["experiment"] for r in rows if r["strategy"] == "scatter"} == {"compact"}
+    for name in ("overview.md", "summary.md"):
+        assert "campaign: reported" in (report / name).read_text().splitlines()[0]
+    figures = sorted((report / "figures").glob("*.svg"))
+    assert {f.name for f in figures} >= {"here-spin-t2-times.svg", "here-spin-t2-order.svg"} \
+        or any(f.name.endswith("-order.svg") for f in figures)
+    for figure in figures:
+        text = figure.read_text()
+        assert text.startswith("<?xml") and "campaign: reported" in text
+    assert "benchmarks for ±0.1" in index(campaign).read_text()
+
+
+def read_exported_csv(path: Path) -> list[dict]:
+    import csv
+
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(line for line in handle if not line.startswith("#")))
+
+
+def test_progress_lines_in_the_measurement_logs(campaign):
+    logs = sorted((campaign / "results" / "reported" / "here" / "logs" / "measure").rglob("*.log"))
+    text = "".join(log.read_text() for log in logs)
+    assert re.search(r"\] 12/12 runs \(100%\); [\d.]+ runs/s; this cell done in \d+ s; "
+                     r"campaign: job \d of 2", text)
+    assert re.search(r"campaign: job 1 of 2, about [\dmin hs]+ left", text)

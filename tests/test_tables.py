@@ -94,3 +94,18 @@ def test_analyse_writes_csv_json_and_text(tmp_path):
     data = json.loads((tmp_path / "stats" / "stats.json").read_text())
     assert data["meta"]["baseline"] == "os" and len(data["summary"]) == 4
     assert "fast" in text and "4/4" in text
+
+
+def test_printed_tables_carry_the_precision_count_and_each_warning_once():
+    from stats.tables import SUMMARY_COLUMNS, tables_text
+
+    row = dict.fromkeys(SUMMARY_COLUMNS) | {
+        "machine": "m", "threads": 2, "strategy": "compact", "benchmarks": 6,
+        "significant_mean": 2, "significant_mean_low": 0.06, "significant_mean_high": 0.76,
+        "significant_median": 5, "significant_median_low": 0.36,
+        "significant_median_high": 0.99, "benchmarks_for_precision": 86,
+        "warnings": "2 of 6: too few; 5 of 6: too few"}
+    text = tables_text([row, row | {"strategy": "scatter"}], "os", 0.95)
+    assert "±0.1" in text.splitlines()[1]
+    assert text.count(" 86  [1] [2]") == 2
+    assert text.count("prop.test: 2 of 6: too few") == 1

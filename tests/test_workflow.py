@@ -2,6 +2,7 @@
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -162,7 +163,7 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     results = work / "results" / "study-plan"
     assert sorted(p.name for p in results.iterdir()) == [
-        "ccnuma96", "core2", "logs", "nehalem", "report"]
+        "ccnuma96", "core2", "logs", "nehalem", "report", "timings"]
     assert "Thread → PU: 0 24 48 72 6 30 54 78" in (results / "report" / "index.html").read_text()
     assert not list(results.glob("*/runs")) and not list(results.glob("*/journal"))
     assert [p.name for p in results.glob("*/bin/*")] == ["pairs.traced"] * 3  # traced builds only
@@ -179,3 +180,42 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     assert jays["hierarchical"] <= min(j for s, j in jays.items() if s not in ("os", "random"))
     assert jays["hierarchical"] < jays["compact"]  # pairs are threads i and i+4: compact splits them
     assert (results / "nehalem" / "affinity" / "pairs" / "t8.json").exists()
+
+
+def test_remeasure_sets_the_job_aside_and_measures_it_again(tmp_path):
+    """`python -m affinity.measure.remeasure` keeps the old journal (renamed, with why), the
+    next call measures that job only, the end of the campaign and the report list it; a call
+    with nothing to do still says where the results are, in one line."""
+    work = write_campaign(tmp_path, machines={"here": {"topology": "auto"}},
+                          benchmarks={"spin": {"source": "tests/data/spin.c", "input": "10"},
+                                      "other": {"source": "tests/data/spin.c", "input": "5"}})
+    first = snakemake(work)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "time by stage (jobs' wall time, this call): " in first.stdout
+    root = work / "results" / "tiny"
+    journal = root / "here" / "journal" / "spin" / "t2.jsonl"
+    other = (root / "here" / "journal" / "other" / "t2.jsonl").read_text()
+    before = journal.read_text()
+    done = subprocess.run([sys.executable, "-m", "affinity.measure.remeasure", str(root),
+                           "--machine", "here", "--benchmark", "spin", "--threads", "2",
+                           "--strategy", "compact"], capture_output=True, text=True, cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert "measures its whole job again" in done.stdout
+    [stale] = (root / "here" / "journal" / "spin").glob("t2.jsonl.stale-*[0-9]")
+    assert stale.read_text() == before and not journal.exists()
+    why = json.loads(Path(f"{stale}.why").read_text())
+    assert why["runs"] == len(before.splitlines()) - 1 and why["strategy"] == "compact"
+    assert why["changed"].startswith("re-measured on request")
+    again = snakemake(work)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "[here spin t2]" in again.stderr and "[here other t2]" not in again.stderr
+    assert journal.read_text() != before and stale.read_text() == before
+    assert (root / "here" / "journal" / "other" / "t2.jsonl").read_text() == other
+    assert "WARNING: measurements set aside: here/spin/t2: " in again.stdout
+    html = (root / "report" / "index.html").read_text()
+    assert "Measurements set aside" in html and "re-measured on request" in html
+    idle = snakemake(work)
+    assert idle.returncode == 0 and "Nothing to be done" in idle.stdout + idle.stderr
+    assert f"results: {root}" in idle.stdout and f"report: {root / 'report' / 'index.html'}" \
+        in idle.stdout
+    assert re.search(r"campaign: \d+ runs in 2 measurement job\(s\)", idle.stdout)

@@ -1,7 +1,8 @@
 """``python -m affinity.measure``: the measuring process of one job, started by the measure rule.
 
     python -m affinity.measure --spec JSON --placements FILE... --journal FILE --out FILE.csv
-        [--lock FILE] [--log FILE] [--explained JOURNAL TABLE]
+        [--lock FILE] [--log FILE] [--outputs DIR] [--explained JOURNAL TABLE]
+        [--campaign-root DIR --cells M/B/N...]
 
 The spec is the job (:class:`affinity.measure.job.Job`) without its
 placements, which are read from the placement files. This process imports
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from affinity.measure.job import Job, run_job
 from affinity.measure.lock import DEFAULT_LOCK
+from affinity.measure.progress import Campaign, parse_cell
 from affinity.results.placements import read_placement
 
 
@@ -34,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep each run's output (compressed) in this folder")
     parser.add_argument("--explained", nargs=2, type=Path, metavar=("JOURNAL", "TABLE"),
                         help="journal and table of the explained runs (spec's explain)")
+    parser.add_argument("--campaign-root", help="the campaign's results folder; with --cells, "
+                        "the progress lines estimate the time left of the campaign")
+    parser.add_argument("--cells", nargs="*", default=[], metavar="MACHINE/BENCH/N",
+                        help="every measurement job of the campaign")
     args = parser.parse_args(argv)
     spec = json.loads(args.spec)
     placements = {}
@@ -51,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
             log.write(line + "\n")
             log.flush()
 
+    campaign = Campaign(args.campaign_root, [parse_cell(c) for c in args.cells]) \
+        if args.campaign_root else None
     run_job(Job(**spec), args.journal, args.out, args.lock, say, args.outputs,
-            tuple(args.explained) if args.explained else None)
+            tuple(args.explained) if args.explained else None, campaign)
     return 0

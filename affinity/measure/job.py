@@ -43,7 +43,6 @@ import os
 import random
 import re
 import sys
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +52,7 @@ from affinity.measure.journal import Journal
 from affinity.measure.launcher import TIMER, Launcher
 from affinity.measure.lock import DEFAULT_LOCK, MachineLock
 from affinity.measure.outputs import keep
+from affinity.measure.progress import Campaign, Progress
 from affinity.measure.spawn import RunResult, base_environment, run_once
 from affinity.measure.stopping import precise_enough, rounds_order
 from affinity.measure.system import wait_until_quiet
@@ -322,13 +322,15 @@ def failure_summary(records: list[RunRecord]) -> str:
 
 def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LOCK,
             say=lambda line: print(line, file=sys.stderr, flush=True),
-            outputs: Path | None = None, explained: tuple[Path, Path] | None = None
-            ) -> list[RunRecord]:
+            outputs: Path | None = None, explained: tuple[Path, Path] | None = None,
+            campaign: Campaign | None = None) -> list[RunRecord]:
     """Run (or resume) a measurement job and write its runs table to ``out``; keep each
     run's output under ``outputs``, in a folder named after the journal's fingerprint.
 
     ``explained``: (journal, table) of the explained runs, when ``job.explain`` asks for
-    them (:mod:`affinity.results.explained` reads the table)."""
+    them (:mod:`affinity.results.explained` reads the table); ``campaign``: the campaign's
+    other jobs, for the progress lines' estimate of the time left
+    (:mod:`affinity.measure.progress`)."""
     label = f"[{job.machine} {job.benchmark} t{job.threads}]"
     with MachineLock(lock_path, lambda line: say(f"{label} {line}")):
         older = job.resumable()
@@ -344,7 +346,7 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
             with _ExplainedRuns(job, explained, journal.fingerprint, launcher, label,
                                 say) as extra:
                 records = _run_journaled(job, journal, launcher, not unmerged, kept, label,
-                                         say, extra)
+                                         say, extra, campaign)
         write_runs(records, out)
     say(f"{label} {failure_summary(records)}")
     return records
@@ -352,7 +354,8 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
 
 def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
                    kept: Path | None, label: str, say,
-                   extra: "_ExplainedRuns | None" = None) -> list[RunRecord]:
+                   extra: "_ExplainedRuns | None" = None,
+                   campaign: Campaign | None = None) -> list[RunRecord]:
     """The body of :func:`run_job`, under the machine lock: the runs the journal lacks
     (``merged``: the journal is one where identical placements are measured once; ``kept``:
     where each run's output goes)."""
@@ -367,14 +370,17 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
     seed = derive_seed(job.seed, "order", job.machine, job.benchmark, job.threads)
     order = rounds_order(measured, job.repetitions, seed) if job.stopping else \
         run_order(measured, job.repetitions, job.order, seed)
-    journaled = sum(pair in journal.runs for pair in order)
+    journaled_pairs = {pair for pair in order if pair in journal.runs}
+    journaled = len(journaled_pairs)
     if journaled:
         say(f"{label} resuming: {journaled} of {len(order)} runs already journaled")
         if journal.header.get("timer") != TIMER and journaled < len(order):
             say(f"{label} WARNING: those runs were timed by an older launcher (Python's fork "
                 "path, about 2 ms more per run than the runs measured now); re-measure the "
                 "cell to time them all alike (README: re-measuring)")
-    last_report, noisy = 0.0, True  # before the first run: is the machine quiet?
+    progress = Progress(label, len(order), journaled, say, campaign,
+                        (job.machine, job.benchmark, job.threads))
+    noisy = True  # before the first run: is the machine quiet?
     threshold, max_wait = job.quiet["threshold"], job.quiet["max_wait_s"]
     times: dict[str, list[float]] = {strategy: [] for strategy in measured}
     if extra is not None:
@@ -394,18 +400,21 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
             record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
             noisy = record.other_cpu is not None and record.other_cpu > threshold
             journal.append(record.as_row())
-            now = time.monotonic()
-            if not record.ok or index + 1 == len(order) or now - last_report > 5:
-                last_report = now
-                status = "ok" if record.ok else f"FAILED ({record.failure})"
+            if not record.ok:
                 say(f"{label} {index + 1}/{len(order)} {strategy} "
-                    f"rep {rep}: {record.wall_s:.3f} s {status}")
+                    f"rep {rep}: {record.wall_s:.3f} s FAILED ({record.failure})")
+        following = order[index + 1][0] if index + 1 < len(order) else strategy
+        progress.update(index + 1, following, measured=(strategy, rep) not in journaled_pairs,
+                        strategy_ends=not job.stopping and job.order != "interleaved"
+                        and following != strategy,
+                        final=index + 1 == len(order))
         if record.counts:
             times[strategy].append(record.time_s)
         if job.stopping and _stops(job.stopping, times, index, len(measured), len(order)):
             say(f"{label} every strategy's median known to within "
                 f"{job.stopping['precision']:.1%} after {rep + 1} rounds: stopping "
                 f"({len(order) - index - 1} runs of {len(order)} saved)")
+            progress.update(index + 1, strategy, measured=False, final=True)
             break
     if extra is not None:
         extra.finish()

@@ -19,6 +19,22 @@ import time
 from pathlib import Path
 
 
+def set_aside(path: Path, runs: int, changed: str, **note) -> Path:
+    """Rename a journal ``<name>.stale-<time>`` (never over another one) with a note of why
+    beside it (``.why``: ``runs``, ``changed``, ``set_aside`` and ``note``'s fields); return
+    the new path. Reports list such journals (:meth:`Layout.set_aside_journals`)."""
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    target, k = path.with_name(f"{path.name}.stale-{stamp}"), 1
+    while target.exists():
+        k += 1
+        target = path.with_name(f"{path.name}.stale-{stamp}-{k}")
+    os.replace(path, target)
+    why = target.with_name(target.name + ".why")
+    why.write_text(json.dumps({"runs": runs, "changed": changed, "set_aside": time.time()}
+                              | note) + "\n")
+    return target
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -73,13 +89,8 @@ class Journal:
             self.changed = ", ".join(changed) + " changed"
         else:
             self.changed = "written by an older pinbench with another measurement"
-        self.set_aside = self.path.with_name(
-            f"{self.path.name}.stale-{time.strftime('%Y%m%dT%H%M%S')}")
         self.set_aside_runs = runs
-        os.replace(self.path, self.set_aside)
-        why = self.set_aside.with_name(self.set_aside.name + ".why")
-        why.write_text(json.dumps({"runs": runs, "changed": self.changed,
-                                   "set_aside": time.time()}) + "\n")
+        self.set_aside = set_aside(self.path, runs, self.changed)
 
     def _read_complete_lines(self) -> list[str]:
         """The journal's whole lines; a torn last line is cut off the file."""

@@ -22,6 +22,9 @@
       stats/cells.csv, summary.csv, summary.txt, stats.json, verdicts.csv, comparisons.csv
       stats/explain.csv                                   idle time, work inflation (OMPT)
       report/index.html
+      report/overview.csv, overview.md, summary.csv, summary.md   the tables, for papers
+      report/figures/<machine>-<bench>-t<N>-<kind>.svg           the report's figures
+      timings/<stage>[/<machine>/<bench>/t<N>].tsv        each job's wall time (Snakemake)
       logs/<rule>.log
 
 Every path method takes names or Snakemake wildcards alike:
@@ -165,6 +168,29 @@ class Layout:
     @property
     def report_index(self) -> str:
         return f"{self.root}/report/index.html"
+
+    def report_table(self, name: str, fmt: str) -> str:
+        """A table of the report exported beside it: ``name`` ``overview`` or ``summary``,
+        ``fmt`` ``csv`` or ``md``."""
+        return f"{self.root}/report/{name}.{fmt}"
+
+    def report_figure(self, name: str) -> str:
+        """A figure of the report as an SVG file."""
+        return f"{self.root}/report/figures/{name}.svg"
+
+    def timing(self, stage: str, machine: str | None = None, bench: str | None = None,
+               threads=None) -> str:
+        """The wall time of one job (Snakemake's ``benchmark:`` file), by stage."""
+        parts = [self.root, "timings", stage, *([machine] if machine is not None else []),
+                 *([bench] if bench is not None else []),
+                 *([f"t{threads}"] if threads is not None else [])]
+        return "/".join(parts) + ".tsv"
+
+    def timing_files(self) -> list[tuple[str, Path]]:
+        """Every job's timing file on disk, with its stage."""
+        base = Path(self.root) / "timings"
+        return [(path.relative_to(base).with_suffix("").parts[0], path)
+                for path in sorted(base.rglob("*.tsv"))]
 
     # --- reading back what exists ------------------------------------------------------------
     def placement_files(self, machine: str) -> list[tuple[PlacementKey, Path]]:

@@ -14,6 +14,7 @@ import shlex
 import shutil
 from pathlib import Path
 
+from affinity.measure.progress import cell_name
 from affinity.place.record import write_placements
 from affinity.place.symmetry import canonical_form
 from affinity.results.layout import Layout, placement_key, sidecar_path
@@ -104,6 +105,11 @@ def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:
         say(f"explain {job['benchmark']} t{job['threads']}: no explained runs: {exc}")
         job["explain"] = None
     return json.dumps(job, sort_keys=True)
+
+
+def cell_names(jobs) -> str:
+    """The campaign's measurement jobs as ``python -m affinity.measure --cells`` takes them."""
+    return " ".join(shlex.quote(cell_name(*job)) for job in jobs)
 
 
 def run_command(config: dict, bench: str, binary: str, threads: int) -> str:
@@ -226,6 +232,76 @@ def set_aside(layout: Layout, machines: list[str]) -> list[str]:
     return [f"{n['machine']}/{n['benchmark']}/t{n['threads']}: {n['runs']} runs set aside "
             f"({n['changed']}): {n['path']}"
             for machine in machines for n in layout.set_aside_journals(machine)]
+
+
+def time_breakdown(layout: Layout, since: float) -> str:
+    """The wall time of this call's jobs by stage, from their timing files (Snakemake's
+    ``benchmark:`` directive, :meth:`Layout.timing`) written since ``since`` (a time stamp)."""
+    spent: dict[str, float] = {}
+    for stage, path in layout.timing_files():
+        if path.stat().st_mtime < since:
+            continue
+        try:
+            lines = path.read_text().splitlines()
+            seconds = float(lines[1].split("\t")[0])
+        except (OSError, IndexError, ValueError):
+            continue
+        spent[stage] = spent.get(stage, 0.0) + seconds
+    if not spent:
+        return "time: no job ran"
+    order = [s for s in TIMED_STAGES if s in spent] + sorted(set(spent) - set(TIMED_STAGES))
+    return ("time by stage (jobs' wall time, this call): "
+            + ", ".join(f"{stage} {_duration(spent[stage])}" for stage in order)
+            + f"; total {_duration(sum(spent.values()))}")
+
+
+#: The stages whose jobs are timed, in the order a campaign runs them.
+TIMED_STAGES = ("topology", "build", "trace", "place", "measure", "analyse", "report")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+
+
+def campaign_line(layout: Layout) -> str:
+    """The campaign in one line: runs, jobs, winners named, drifts, failures."""
+    table = Path(layout.all_runs)
+    if not table.is_file():
+        return "nothing measured (planned machines only)"
+    records = read_runs([table])
+    jobs = {record.cell[:3] for record in records}
+    text = (f"{len(records)} runs in {len(jobs)} measurement job(s), "
+            f"{sum(not r.ok for r in records)} failed, {sum(r.misplaced for r in records)} "
+            "misplaced")
+    verdicts_csv = Path(layout.stats("verdicts"))
+    if verdicts_csv.is_file():
+        verdicts = stats_analysis.read_verdicts(verdicts_csv)
+        winners = [f"{v['benchmark']} t{v['threads']}: {v['best']}"
+                   + ("" if v["clear_winner"] else " (not clear)") for v in verdicts if v["best"]]
+        text += (f"; a strategy faster than the baseline in {len(winners)} of {len(verdicts)}"
+                 + (f" ({', '.join(winners[:4])}{', ...' if len(winners) > 4 else ''})"
+                    if winners else "")
+                 + f"; drift in {sum(bool(v['drift']) for v in verdicts)}")
+    return text
+
+
+def where_and_what(layout: Layout) -> str:
+    """Where the results and the report are, and the campaign in one line."""
+    return (f"campaign: {campaign_line(layout)}\n"
+            f"results: {Path(layout.root).resolve()}\n"
+            f"report: {Path(layout.report_index).resolve()}")
+
+
+def had_nothing_to_do(workflow) -> bool:
+    """Whether Snakemake's ``workflow`` executed and found nothing to be done (not a dry
+    run, not a job of a remote executor). Snakemake 9 builds its scheduler before it
+    checks the DAG, and returns with an empty DAG without running any hook."""
+    try:
+        return (getattr(workflow, "scheduler", None) is not None and workflow.dag is not None
+                and len(workflow.dag) == 0 and not workflow.dryrun
+                and workflow.is_main_process)
+    except Exception:  # another Snakemake's internals: say nothing rather than fail
+        return False
 
 
 def failed_cells(layout: Layout) -> list[str]:
