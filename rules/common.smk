@@ -13,7 +13,7 @@ try:
     from affinity.measure import environment, system
     from affinity import topology
     from reports import html_report
-    from stats import analyse as stats_analysis
+    from stats import analyse as stats_analysis, models as stats_models
 except ImportError as exc:
     sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
              "then use .venv/bin/snakemake")
@@ -34,6 +34,8 @@ STRATEGIES = config["strategies"]
 TRACING = campaign.traces(config)
 MEASURED = [m for m in MACHINES.values() if m.measure]
 PLANNED = [m for m in MACHINES.values() if not m.measure]
+# scalability models (rules/models.smk) when a measured machine has enough thread counts
+MODELLED = any(len(m.threads) >= stats_models.MIN_COUNTS for m in MEASURED)
 clear_stale_locks()
 
 
@@ -107,6 +109,8 @@ def report_inputs():
     if MEASURED:
         inputs += [LAYOUT.all_runs, LAYOUT.stats("json"), LAYOUT.stats("verdicts")]
         inputs += [LAYOUT.environment(m.name) for m in MEASURED]
+    if MODELLED:
+        inputs.append(LAYOUT.models)
     return inputs
 
 
@@ -115,6 +119,8 @@ def all_targets():
     targets = [LAYOUT.plan(m.name) for m in PLANNED]
     if MEASURED:
         targets += [LAYOUT.all_runs, LAYOUT.cells_summary, LAYOUT.stats("tables")]
+    if MODELLED:
+        targets.append(LAYOUT.models_text)
     return targets + [LAYOUT.report]
 
 

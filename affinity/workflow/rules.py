@@ -25,6 +25,7 @@ from affinity.trace.run import trace
 from affinity.workflow import building as build_stage, campaign
 from stats import analyse as stats_analysis
 from stats.cells import cells_text, unusable_cells
+from stats.models import models as scalability_models
 
 
 def alternatives(names) -> str:
@@ -84,7 +85,7 @@ def place(inputs, wildcards, params, outputs, log: str) -> None:
     matrix = Path(inputs.matrix) if hasattr(inputs, "matrix") else None
     write_placements(inputs.topology, int(wildcards.n), params.strategies,
                      [Path(path) for path in outputs], params.seed, params.repetitions,
-                     Path(log), matrix)
+                     Path(log), matrix, params.oversubscribe)
 
 
 def building(config: dict, wildcards, output: str, traced: bool = False):
@@ -163,6 +164,18 @@ def analyse(inputs, outputs, options: dict, machines: list[str]) -> None:
              for machine, xml in zip(machines, inputs.topologies, strict=True)}
     stats_analysis.analyse(Path(inputs.runs), {kind: Path(path) for kind, path in outputs.items()},
                            topologies=trees, **options)
+
+
+def models(runs: str, table: str, summary: str, extrap: str, horizon: int,
+           pus: dict[str, int], log: str) -> None:
+    """The models rule: Extra-P's scalability models of the campaign's runs
+    (:func:`stats.models.models`); without a working Extra-P, one line says so and the
+    campaign goes on without models."""
+    text = scalability_models(read_runs([Path(runs)]), Path(extrap), horizon, pus,
+                              Path(table), Path(summary))
+    Path(log).write_text(text)
+    if text.startswith("no scalability models"):
+        print(f"WARNING: {text.splitlines()[0]}", flush=True)
 
 
 def write_plan(placement_files, output: str) -> None:
