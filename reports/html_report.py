@@ -73,6 +73,7 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
         "set_aside": [note for name in measured for note in layout.set_aside_journals(name)],
         "coarse": [coarse_text(key, cell) for key, cell in describe_cells(runs).items()
                    if cell.coarse],
+        "models": data.model_sections(layout, runs),
     }
 
 

@@ -231,6 +231,22 @@ def time_curve(fit: Fit, kind: str, horizon: int) -> list[float]:
     return [formula(p) / (p if kind == "cost" else 1) for p in range(1, horizon + 1)]
 
 
+def time_curve_text(model: str, quantity: str, horizon: int) -> list[float]:
+    """T(1..horizon) of a ``models.csv`` row: its ``model`` as Extra-P printed it and its
+    ``quantity`` (``time_*`` or ``cost_*``), read back by :func:`python_form`."""
+    kind = quantity.split("_")[0]
+    return time_curve(Fit(model, python_form(model), 0, 0, 0, 0), kind, horizon)
+
+
+def python_form(model: str) -> str:
+    """Extra-P's printed model in Python syntax: ``^`` is ``**``.
+
+    >>> python_form("2.9 + -7.3 * p^(-3/2) * log2(p)^(1)")
+    '2.9 + -7.3 * p**(-3/2) * log2(p)**(1)'
+    """
+    return model.replace("^", "**")
+
+
 def turning_points(curve: list[float]) -> tuple[int, int | None]:
     """(the best thread count, the first p with T(p + 1) >= T(p) or None) of T(1..len).
 
