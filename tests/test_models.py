@@ -83,3 +83,34 @@ def test_the_evaluator_computes_extraps_forms():
     assert Formula("-p + 2*p")(3) == 3
     with pytest.raises(ModelError):
         Formula("1/(p-1)")(1)
+
+
+@pytest.mark.parametrize("name", ["constructs", "scaling"])
+def test_model_campaigns_validate(name):
+    from pathlib import Path
+
+    from affinity.workflow import campaign, config_file
+    config = config_file.load(ROOT / "config" / "campaigns" / f"{name}.yaml")
+    config, machines = campaign.load_campaign(config, ROOT)
+    assert config["oversubscribe"] and all(len(m.threads) >= 5 for m in machines.values())
+    if name == "constructs":
+        assert len(config["benchmarks"]) == 16
+        build = campaign.build_command(config, "constructs-atomic-clang", "out")
+        assert build.startswith("clang -O2 -fopenmp -o ") and Path(build.split()[-2]).is_file()
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_constructs_program_builds_and_validates(tmp_path, cc):
+    import subprocess
+
+    from conftest import compile_c
+    binary = compile_c(ROOT / "benchmarks" / "constructs.c", tmp_path / "constructs", cc)
+    for construct in ("parallel", "for", "barrier", "reduction", "single", "critical", "lock",
+                      "atomic"):
+        run = subprocess.run([str(binary), f"construct={construct}", "reps=200"],
+                             capture_output=True, text=True, timeout=60,
+                             env={"OMP_NUM_THREADS": "3", "PATH": "/usr/bin:/bin"})
+        assert run.returncode == 0 and "validation: OK" in run.stdout, run.stdout + run.stderr
+        assert f"construct: {construct}" in run.stdout and "overhead_us: " in run.stdout
+    bad = subprocess.run([str(binary), "construct=task"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stdout == "" and "unknown construct" in bad.stderr
