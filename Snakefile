@@ -25,6 +25,7 @@ include: "rules/trace.smk"
 include: "rules/placement.smk"
 include: "rules/measure.smk"
 include: "rules/analyse.smk"
+include: "rules/models.smk"
 include: "rules/report.smk"
 
 

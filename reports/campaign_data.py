@@ -21,8 +21,10 @@ from affinity.results.layout import Layout
 from affinity.results.placements import example_pus, read_placement
 from affinity.results.runs import RunRecord, read_runs
 from affinity.topology import Node, Topology, TopologyError, parse_xml
+from stats.cells import describe_cells
 from reports import figures
 from stats.analyse import read_comparisons, read_verdicts
+from stats.models import ModelError, read_models, time_curve_text
 from stats.tables import footnotes, split_warnings
 
 #: The p-value inside a warning of the Speedup-Test's checks ("(Shapiro-Wilk p = 0.002)"):
@@ -239,3 +241,43 @@ def heatmaps(layout: Layout, machine: str, metadata: dict | None = None) -> list
                       "svg": figures.heatmap(np.asarray(matrix), meta),
                       "figure_name": figure_name(machine, bench, len(matrix), "affinity")})
     return found
+
+
+def model_sections(layout: Layout, runs: list[RunRecord]) -> dict:
+    """Per (machine, benchmark) with models: the selected median model of each strategy, a
+    figure of measured medians and fitted curves, and the cells left without a model; and
+    the note saying why there are no models at all (Extra-P missing or failing)."""
+    rows = read_models(Path(layout.models))
+    note = Path(layout.models_text)
+    first = note.read_text().splitlines()[:1] if note.is_file() else []
+    medians: dict[tuple, dict[str, list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
+    for (machine, bench, threads, strategy), cell in describe_cells(runs).items():
+        if cell.times:
+            medians[(machine, bench)][strategy].append((threads, cell.median_s))
+    sections: dict[tuple, dict] = {}
+    for row in rows:
+        key = (row["machine"], row["benchmark"])
+        section = sections.setdefault(key, {"machine": key[0], "benchmark": key[1], "models": [],
+                                            "unmodelled": [], "curves": {}, "pus": row["pus"],
+                                            "oversubscribed": row["oversubscribed"]})
+        if not row["model"]:
+            section["unmodelled"].append(f"{row['strategy']}: {row['note']}")
+            continue
+        if row["selected"] != "True" or not row["quantity"].endswith("_median"):
+            continue
+        section["models"].append(row)
+        try:
+            section["curves"][row["strategy"]] = time_curve_text(row["model"], row["quantity"],
+                                                                 int(row["horizon"]))
+        except ModelError:
+            pass
+    for key, section in sections.items():
+        counts = [int(t) for r in section["models"] for t in r["thread_counts"].split()]
+        if section["curves"]:
+            section["figure"] = figures.scaling(
+                dict(medians.get(key, {})), section["curves"], max(counts),
+                int(section["pus"]) if section["pus"] else None)
+        else:
+            section["figure"] = None
+    return {"note": first[0] if first and first[0].startswith("no scalability models") else "",
+            "sections": list(sections.values())}

@@ -134,3 +134,33 @@ def factored_speedups(series: dict[str, dict[int, dict[str, float]]]) -> str:
     ax.set_ylabel("speedup over T_s")
     ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _svg(fig)
+
+
+def scaling(points: dict[str, list[tuple[int, float]]], curves: dict[str, list[float]],
+            measured_max: int, pus: int | None) -> str:
+    """Median run time against threads per strategy: measured medians as points, the
+    model's T(p) as a line (solid where measured, dashed beyond: an extrapolation); thread
+    counts above the machine's PUs (oversubscribed) shaded."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    names = list(dict.fromkeys([*points, *curves]))
+    for index, name in enumerate(names):
+        colour = PALETTE[index % 10]
+        if points.get(name):
+            threads, medians = zip(*sorted(points[name]))
+            ax.plot(threads, medians, "o", ms=4, color=colour, label=f"{name} (measured median)")
+        curve = curves.get(name)
+        if curve:
+            xs = np.arange(1, len(curve) + 1)
+            inside = xs <= measured_max
+            ax.plot(xs[inside], np.asarray(curve)[inside], "-", color=colour, lw=1.2,
+                    label=f"{name} (model)")
+            if (~inside).any():
+                ax.plot(xs[measured_max - 1:], np.asarray(curve)[measured_max - 1:], "--",
+                        color=colour, lw=1.2, label=f"{name} (extrapolated)")
+    top = max([measured_max, *(len(c) for c in curves.values() if c)])
+    if pus is not None and pus < top:
+        ax.axvspan(pus + 0.5, top + 0.5, color="#eeeeee", zorder=0, label="oversubscribed")
+    ax.set_xlabel("threads")
+    ax.set_ylabel("run time (s)")
+    ax.legend(frameon=False, fontsize=7, ncols=2)
+    return _svg(fig)

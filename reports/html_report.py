@@ -93,6 +93,7 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
         "set_aside": [note for name in measured for note in layout.set_aside_journals(name)],
         "explained": explain_sections(Path(layout.explain_table), config["baseline"]),
         "coarse": [coarse_text(key, cell) for key, cell in described.items() if cell.coarse],
+        "models": data.model_sections(layout, runs),
     }
 
 

@@ -16,7 +16,7 @@ try:
     from affinity.measure import environment, system
     from affinity import topology
     from reports import html_report
-    from stats import analyse as stats_analysis
+    from stats import analyse as stats_analysis, models as stats_models
 except ImportError as exc:
     sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
              "then use .venv/bin/snakemake")
@@ -48,6 +48,8 @@ EXPLAINED_OUTPUT = (
     {"explained": LAYOUT.explained("{machine}", "{bench}", "{n}")} if EXPLAIN else {}
 )
 PLANNED = [m for m in MACHINES.values() if not m.measure]
+# scalability models (rules/models.smk) when a measured machine has enough thread counts
+MODELLED = any(len(m.threads) >= stats_models.MIN_COUNTS for m in MEASURED)
 clear_stale_locks()
 STARTED = time.time()  # this call's jobs are the timings written since
 # the results by absolute path: at exit, Snakemake has left the working directory (-d)
@@ -140,6 +142,8 @@ def report_inputs():
         inputs += [LAYOUT.all_runs, LAYOUT.stats("json"), LAYOUT.stats("verdicts")]
         inputs += [LAYOUT.environment(m.name) for m in MEASURED]
         inputs += [LAYOUT.explain_table] if EXPLAIN else []
+    if MODELLED:
+        inputs.append(LAYOUT.models)
     return inputs
 
 
@@ -149,6 +153,8 @@ def all_targets():
     if MEASURED:
         targets += [LAYOUT.all_runs, LAYOUT.cells_summary, LAYOUT.stats("tables")]
         targets += [LAYOUT.explain_table] if EXPLAIN else []
+    if MODELLED:
+        targets.append(LAYOUT.models_text)
     return targets + [LAYOUT.report]
 
 

@@ -7,6 +7,7 @@ rule placement:
         seed=random_seed,
         repetitions=config["repetitions"],
         strategies=STRATEGIES,
+        oversubscribe=config["oversubscribe"],
     log:
         LAYOUT.log("{machine}", "placement", "{bench}", "{n}"),
     benchmark:

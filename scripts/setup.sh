@@ -54,6 +54,18 @@ if [ ! -f .venv/.installed ] || [ requirements.txt -nt .venv/.installed ] ||
   .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
   touch .venv/.installed
 fi
+# Extra-P (the scalability models, stats/models.py) in its own environment: its release pins
+# numpy < 2 and a GUI toolkit, which the project's .venv must not get. The workflow calls its
+# command line, .venv-extrap/bin/extrap; without it a campaign goes on without models.
+if [ ! -x .venv-extrap/bin/python ]; then
+  echo "pinbench setup: creating .venv-extrap (Extra-P)"
+  python3 -m venv .venv-extrap
+fi
+if [ ! -f .venv-extrap/.installed ] || [ requirements-extrap.txt -nt .venv-extrap/.installed ]; then
+  echo "pinbench setup: installing Extra-P (requirements-extrap.txt)"
+  .venv-extrap/bin/pip install -q --disable-pip-version-check -r requirements-extrap.txt
+  touch .venv-extrap/.installed
+fi
 # Snakemake reads --configfile before the Snakefile runs: this start-up hook of Snakemake's
 # processes makes it read campaign files with pinbench's loader, which refuses a bad file in one
 # line (affinity/workflow/config_file.py). Copied each time, so an older .venv gets it too.

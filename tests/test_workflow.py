@@ -219,3 +219,47 @@ def test_remeasure_sets_the_job_aside_and_measures_it_again(tmp_path):
     assert f"results: {root}" in idle.stdout and f"report: {root / 'report' / 'index.html'}" \
         in idle.stdout
     assert re.search(r"campaign: \d+ runs in 2 measurement job\(s\)", idle.stdout)
+
+
+def test_oversubscribed_campaign_models_end_to_end(tmp_path):
+    """Five thread counts, most above this machine's PUs: wrapped placements verified, Extra-P's
+    models in stats/models.csv and the report; without Extra-P one line, and the rest completes."""
+    pus = len(os.sched_getaffinity(0))
+    counts = list(range(1, 6)) if pus < 5 else [1, 2, 3, 4, pus + 1]
+    work = write_campaign(tmp_path, threads=counts, oversubscribe=True,
+                          strategies=["os", "compact", "scatter"],
+                          machines={"here": {"topology": "auto"}},
+                          benchmarks={"spin": {"source": "tests/data/spin.c", "input": "10"}})
+    run = snakemake(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = work / "results" / "tiny"
+    rows = read_csv(results / "runs.csv")
+    over = [r for r in rows if int(r["threads"]) > pus and r["strategy"] != "os"]
+    assert over and all(r["ok"] == "True" and r["verification"] == "ok" for r in over)
+    assert all(len(set(r["pus"].split())) == pus for r in over)
+    models = read_csv(results / "stats" / "models.csv")
+    chosen = [m for m in models if m["selected"] == "True" and m["quantity"].endswith("median")]
+    assert {m["strategy"] for m in chosen} == {"os", "compact", "scatter"}
+    assert all(m["model"] and m["best_threads"] and m["pus"] == str(pus) for m in chosen)
+    assert "median T(p) = " in run.stdout
+    report = (results / "report" / "index.html").read_text()
+    assert 'id="models"' in report and "Oversubscribed points" in report
+
+    broken = snakemake(work, env=os.environ | {"PINBENCH_EXTRAP": str(tmp_path / "none")})
+    assert broken.returncode == 0, broken.stderr[-3000:]
+    [line] = [x for x in broken.stdout.splitlines() if x.startswith("WARNING: no scalability")]
+    assert "Extra-P is not installed" in line
+    assert read_csv(results / "stats" / "models.csv") == []
+    assert "Extra-P is not installed" in (results / "report" / "index.html").read_text()
+
+
+def test_graph_strategies_refuse_oversubscribed_counts(tmp_path):
+    pus = len(os.sched_getaffinity(0))
+    work = write_campaign(tmp_path, threads=[pus + 1], oversubscribe=True,
+                          strategies=["os", "lp-compact"], machines={"here": {"topology": "auto"}})
+    plan = snakemake(work, "-n")
+    assert plan.returncode != 0
+    assert (f"config error: strategies: lp-compact cannot place {pus + 1} threads on the {pus} "
+            "placeable PUs of machine 'here'") in plan.stderr
+    refused = snakemake(write_campaign(tmp_path / "no", threads=[pus + 1]), "-n")
+    assert "(oversubscribe: true allows that)" in refused.stderr

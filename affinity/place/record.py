@@ -30,8 +30,18 @@ def shared_levels(topo: Topology, pus: list[int]) -> list[list[str]]:
     return np.array([node.type for node in nodes], dtype=object)[index].tolist()
 
 
+def wrapped(pus: list[int], threads: int) -> list[int]:
+    """Thread i on ``pus[i mod len(pus)]``: a placement of every PU, repeated for more threads.
+
+    >>> wrapped([0, 2, 1, 3], 6)
+    [0, 2, 1, 3, 0, 2]
+    """
+    return [pus[i % len(pus)] for i in range(threads)]
+
+
 def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
-                   repetitions: int = 1, matrix: np.ndarray | None = None) -> dict:
+                   repetitions: int = 1, matrix: np.ndarray | None = None,
+                   oversubscribe: bool = False) -> dict:
     """The placement record of one strategy for ``threads`` threads on ``topo``.
 
     ``seed`` and ``repetitions`` matter to ``random``, which draws one
@@ -41,9 +51,21 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
     and with it the record's ``J`` is the objective of the placement (for
     ``random``, ``J_by_repetition`` holds each repetition's and ``J`` their
     mean); ``J`` is None without a matrix and for ``os``.
+
+    ``oversubscribe``: more threads than placeable PUs are allowed for the strategies that
+    wrap (:attr:`~affinity.place.registry.Strategy.wraps`): thread i gets the strategy's
+    placement of all P PUs at i mod P (:func:`wrapped`; ``random`` draws one per repetition),
+    so ``OMP_PLACES`` repeats places and thread i is still bound to place i. The record then
+    has ``oversubscribed: true``. PlacementError for a strategy that does not wrap.
     """
     chosen, sockets = parse_strategy(strategy)
-    check_fits(topo, threads)
+    placed = threads
+    if oversubscribe and threads > len(topo.placeable):
+        if not chosen.wraps:
+            raise PlacementError(f"strategy {strategy!r} cannot place {threads} threads on "
+                                 f"{len(topo.placeable)} placeable PUs (oversubscribed)")
+        placed = len(topo.placeable)
+    check_fits(topo, placed)
     if matrix is not None:
         matrix = np.asarray(matrix, dtype=float)
         if matrix.shape != (threads, threads):
@@ -56,7 +78,7 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
     if chosen.per_repetition:
         record["seed"] = seed
         record["pus_by_repetition"] = [
-            chosen.place(topo, threads, matrix, sockets, derive_seed(seed, rep))
+            wrapped(chosen.place(topo, placed, matrix, sockets, derive_seed(seed, rep)), threads)
             for rep in range(repetitions)
         ]
         record["J_by_repetition"] = None if matrix is None else [
@@ -64,12 +86,14 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
         if matrix is not None:
             record["J"] = float(np.mean(record["J_by_repetition"]))
     elif chosen.place is not None:
-        pus = chosen.place(topo, threads, matrix, sockets, seed)
+        pus = wrapped(chosen.place(topo, placed, matrix, sockets, seed), threads)
         record.update(pus=pus, omp_places=omp_places(pus), shared_level=shared_levels(topo, pus))
         if matrix is not None:
             record["J"] = objective(topo, matrix, pus)
         if chosen.needs_matrix:
             record["seed"] = seed
+    if placed < threads:
+        record["oversubscribed"] = True
     return record
 
 
@@ -97,17 +121,18 @@ def ranked(topo: Topology, records: list[dict]) -> list[tuple[dict, float]]:
 
 def write_placements(topology: str, threads: int, names: list[str], outputs: list[Path],
                      seed: int = 0, repetitions: int = 1, log: Path | None = None,
-                     matrix: Path | None = None) -> list[dict]:
+                     matrix: Path | None = None, oversubscribe: bool = False) -> list[dict]:
     """Compute each named strategy's placement and write it to the matching path of ``outputs``.
 
     ``log``, when given, receives one :func:`~affinity.results.placements.placement_line`
     per strategy. ``matrix``, when given, is the affinity matrix file
     (:mod:`affinity.graph.matrix`) of the run: the graph strategies need it, and
-    every record gets its J.
+    every record gets its J. ``oversubscribe``: as :func:`make_placement`'s.
     """
     topo = load(topology)
     weights = None if matrix is None else read_matrix(matrix)
-    records = [make_placement(topo, name, threads, seed, repetitions, weights) for name in names]
+    records = [make_placement(topo, name, threads, seed, repetitions, weights, oversubscribe)
+               for name in names]
     for record, path in zip(records, outputs, strict=True):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_placement(record, path)

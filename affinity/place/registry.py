@@ -18,7 +18,8 @@ name               places threads                                          needs
 ``hierarchical``   every sharing level of the tree, refined on J           yes
 =================  ======================================================  ==========
 
-W is the affinity matrix a tracer writes. ``lpgp-8`` is LPGP on the first 8
+W is the affinity matrix a tracer writes. With ``oversubscribe: true`` in a campaign, the
+strategies that need no W also place more threads than PUs (:attr:`Strategy.wraps`). ``lpgp-8`` is LPGP on the first 8
 sockets (:func:`parse_strategy`).
 """
 from __future__ import annotations
@@ -48,14 +49,17 @@ class Strategy:
     needs_matrix: bool = False  #: places threads by an affinity matrix
     takes_sockets: bool = False  #: may be named ``<name>-<K>`` to use K sockets
     per_repetition: bool = False  #: a fresh placement per repetition, from the seed
+    #: may place more threads than placeable PUs: its placement of every PU, repeated
+    #: cyclically (:func:`affinity.place.record.make_placement`); ``os`` leaves it to the OS
+    wraps: bool = False
 
 
 STRATEGIES: dict[str, Strategy] = {strategy.name: strategy for strategy in (
-    Strategy("os", None),
+    Strategy("os", None, wraps=True),
     Strategy("random", lambda topo, n, matrix, sockets, seed: random_placement(topo, n, seed),
-             per_repetition=True),
-    Strategy("compact", lambda topo, n, matrix, sockets, seed: compact(topo, n)),
-    Strategy("scatter", lambda topo, n, matrix, sockets, seed: scatter(topo, n)),
+             per_repetition=True, wraps=True),
+    Strategy("compact", lambda topo, n, matrix, sockets, seed: compact(topo, n), wraps=True),
+    Strategy("scatter", lambda topo, n, matrix, sockets, seed: scatter(topo, n), wraps=True),
     Strategy("lp-compact", lambda topo, n, matrix, sockets, seed: lp_compact(topo, matrix),
              needs_matrix=True),
     Strategy("lp-scatter", lambda topo, n, matrix, sockets, seed: lp_scatter(topo, matrix),
@@ -73,6 +77,8 @@ STRATEGIES: dict[str, Strategy] = {strategy.name: strategy for strategy in (
 NAMES = tuple(STRATEGIES)
 #: The application-sensitive strategies: they place threads by an affinity matrix.
 GRAPH = tuple(name for name, strategy in STRATEGIES.items() if strategy.needs_matrix)
+#: The strategies that may place more threads than PUs.
+WRAPPING = tuple(name for name, strategy in STRATEGIES.items() if strategy.wraps)
 
 
 def parse_strategy(name: str) -> tuple[Strategy, int | None]:

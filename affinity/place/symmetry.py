@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from affinity.topology import Node, Topology
 
-FREE = -1
+FREE = ()  #: the label of a PU without a thread; one with threads: their numbers
 
 
 def canonical_form(topo: Topology, pus: list[int]) -> tuple:
@@ -36,7 +36,9 @@ def canonical_form(topo: Topology, pus: list[int]) -> tuple:
     >>> canonical_form(smt, [0, 1]) == canonical_form(smt, [0, 2])
     False
     """
-    thread_on = {pu: thread for thread, pu in enumerate(pus)}
+    thread_on: dict[int, tuple[int, ...]] = {}  # more than one thread when oversubscribed
+    for thread, pu in enumerate(pus):
+        thread_on[pu] = thread_on.get(pu, ()) + (thread,)
 
     def form(node: Node) -> tuple:
         if not node.children:

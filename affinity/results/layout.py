@@ -21,6 +21,7 @@
       runs.csv, summary.txt                               every run; a summary per cell
       stats/cells.csv, summary.csv, summary.txt, stats.json, verdicts.csv, comparisons.csv
       stats/explain.csv                                   idle time, work inflation (OMPT)
+      stats/models.csv, models.txt                        scalability models (Extra-P), summary
       report/index.html
       report/overview.csv, overview.md, summary.csv, summary.md   the tables, for papers
       report/figures/<machine>-<bench>-t<N>-<kind>.svg           the report's figures
@@ -159,6 +160,16 @@ class Layout:
     def stats(self, kind: str) -> str:
         """A file of the analysis, by its kind in :data:`STATS_FILES` (``cells``, ``verdicts``...)."""
         return f"{self.root}/stats/{STATS_FILES[kind]}"
+
+    @property
+    def models(self) -> str:
+        """The scalability models, one row per machine, benchmark, strategy and quantity."""
+        return f"{self.root}/stats/models.csv"
+
+    @property
+    def models_text(self) -> str:
+        """The models' readable summary (or why there are none)."""
+        return f"{self.root}/stats/models.txt"
 
     @property
     def report(self) -> str:

@@ -19,7 +19,7 @@ import jsonschema
 import yaml
 
 from affinity.place.domains import PlacementError, slots, socket_slots
-from affinity.place.registry import needs_matrix, parse_strategy
+from affinity.place.registry import WRAPPING, needs_matrix, parse_strategy
 from affinity.place.study import socket_groups
 from affinity.results.layout import Layout
 from affinity.topology import Topology, TopologyError, is_synthetic, load
@@ -345,9 +345,9 @@ def _thread_counts(config: dict, name: str, entry: dict, pus: int) -> tuple[int,
     threads = []
     for count in entry.get("threads", config["threads"]):
         count = pus if count == "all" else count
-        if count > pus:
+        if count > pus and not config["oversubscribe"]:
             raise ConfigError(f"{field}: {count} threads exceed the {pus} placeable PUs "
-                              f"of machine {name!r}")
+                              f"of machine {name!r} (oversubscribe: true allows that)")
         if count not in threads:
             threads.append(count)
     return tuple(threads)
@@ -367,6 +367,21 @@ def _slurm_machine(config: dict, name: str, entry: dict) -> Machine:
                           "to skip it)")
     return Machine(name, "auto", None, True,
                    _thread_counts(config, name, entry, slurm["cpus"]), dict(slurm))
+
+
+def _check_oversubscribed(config: dict, machines: dict[str, Machine]) -> None:
+    """Only the strategies that wrap place more threads than a machine's PUs."""
+    for strategy in config["strategies"]:
+        if parse_strategy(strategy)[0].wraps:
+            continue
+        for machine in machines.values():
+            pus = machine.slurm["cpus"] if machine.topology is None \
+                else len(machine.topology.placeable)
+            over = [n for n in machine.threads if n > pus]
+            if over:
+                raise ConfigError(f"strategies: {strategy} cannot place {over[0]} threads on the "
+                                  f"{pus} placeable PUs of machine {machine.name!r} (oversubscribed "
+                                  f"thread counts take only {', '.join(WRAPPING)})")
 
 
 def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
@@ -402,6 +417,7 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
         raise ConfigError(f"weights.{strangers[0]}: not a benchmark of the campaign")
     _check_benchmarks(config, root)
     machines = _machines(config, root / "config" / "machines", root)
+    _check_oversubscribed(config, machines)
     _check_sockets(config, machines)
     return config, machines
 

@@ -28,6 +28,7 @@ from affinity.workflow import building as build_stage, campaign
 from affinity.workflow.places import check_on_node
 from stats import analyse as stats_analysis, explain as explain_stats
 from stats.cells import cells_text, unusable_cells
+from stats.models import models as scalability_models
 
 
 def save_topology(machine: campaign.Machine, xml: str, log: str) -> None:
@@ -122,7 +123,7 @@ def place(inputs, wildcards, params, outputs, log: str) -> None:
     matrix = Path(inputs.matrix) if hasattr(inputs, "matrix") else None
     write_placements(inputs.topology, int(wildcards.n), params.strategies,
                      [Path(path) for path in outputs], params.seed, params.repetitions,
-                     Path(log), matrix)
+                     Path(log), matrix, params.oversubscribe)
 
 
 def building(config: dict, machine: campaign.Machine, wildcards, output: str,
@@ -212,6 +213,18 @@ def explain(inputs, output: str, baseline: str, confidence: float) -> None:
     table = explain_stats.explain_table(rows, read_runs([Path(inputs.runs)]), baseline,
                                         confidence)
     explain_stats.write_explain(table, Path(output))
+
+
+def models(runs: str, table: str, summary: str, extrap: str, horizon: int,
+           pus: dict[str, int], log: str) -> None:
+    """The models rule: Extra-P's scalability models of the campaign's runs
+    (:func:`stats.models.models`); without a working Extra-P, one line says so and the
+    campaign goes on without models."""
+    text = scalability_models(read_runs([Path(runs)]), Path(extrap), horizon, pus,
+                              Path(table), Path(summary))
+    Path(log).write_text(text)
+    if text.startswith("no scalability models"):
+        print(f"WARNING: {text.splitlines()[0]}", flush=True)
 
 
 def write_plan(placement_files, output: str) -> None:

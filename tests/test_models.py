@@ -1,0 +1,116 @@
+"""Scalability models by the real Extra-P (.venv-extrap): planted laws recovered, too few
+thread counts, a missing Extra-P, and the evaluator that refuses anything but a formula."""
+import math
+import random
+
+import pytest
+from conftest import ROOT, run_record
+
+from stats.models import Formula, ModelError, extrap_path, model_rows, models, read_models
+
+EXTRAP = extrap_path(ROOT)
+COUNTS = [1, 2, 3, 4, 5, 6, 8]
+LAWS = {"overhead": lambda p: 3 + 0.5 * p * math.log2(p),  # construct-like: grows with p
+        "u": lambda p: 10 / p + 0.3 * p,  # strong scaling with an overhead: best near 5.8
+        "strong": lambda p: 2 + 12 / p}
+
+
+def planted(counts=COUNTS, noise=0.02, seed=3):
+    rng = random.Random(seed)
+    return [run_record(benchmark=bench, threads=p, strategy="compact", repetition=k,
+                       time_s=law(p) * (1 + rng.gauss(0, noise)))
+            for bench, law in LAWS.items() for p in counts for k in range(7)]
+
+
+@pytest.fixture(scope="module")
+def rows():
+    if not EXTRAP.is_file():
+        pytest.fail(f"{EXTRAP} is missing: run scripts/setup.sh")
+    return model_rows(planted(), EXTRAP, horizon=12, pus={"m": 2})
+
+
+def selected(rows, bench, statistic="median"):
+    [row] = [r for r in rows if r["benchmark"] == bench and r.get("selected")
+             and r["quantity"].endswith(statistic)]
+    return row
+
+
+def test_planted_terms_are_recovered(rows):
+    row = selected(rows, "overhead")
+    assert row["quantity"] == "time_median" and "p^(1) * log2(p)^(1)" in row["model"]
+    constant, coefficient = (float(t.split(" * ")[0]) for t in row["model"].split(" + "))
+    assert constant == pytest.approx(3, rel=0.1) and coefficient == pytest.approx(0.5, rel=0.1)
+    assert row["smape"] < 3 and row["ar2"] > 0.99 and row["best_threads"] == 1
+
+
+def test_best_thread_count_near_the_true_argmin(rows):
+    row = selected(rows, "u")
+    assert row["best_threads"] in (5, 6, 7) and row["turning_threads"] in (5, 6, 7)
+    assert not row["extrapolated"]
+    assert selected(rows, "u", "mean")["best_threads"] in (5, 6, 7)
+    strong = selected(rows, "strong")  # still falling at 8: the best is past what was measured
+    assert strong["best_threads"] == 12 and strong["extrapolated"] == "best 12"
+    assert strong["turning_threads"] == ""
+    assert all(r["oversubscribed"] == "3 4 5 6 8" and r["pus"] == 2 for r in rows)
+
+
+def test_fewer_than_five_thread_counts_get_no_model(tmp_path):
+    text = models(planted(counts=[1, 2, 4, 8]), EXTRAP, 8, {}, tmp_path / "m.csv",
+                  tmp_path / "m.txt")
+    found = read_models(tmp_path / "m.csv")
+    assert len(found) == 3 and not any(r["model"] for r in found)
+    assert "4 thread counts: Extra-P needs at least 5; no model" in text
+
+
+def test_missing_extrap_is_one_line_and_no_model(tmp_path):
+    text = models(planted(), tmp_path / "no-extrap", 8, {}, tmp_path / "m.csv",
+                  tmp_path / "m.txt")
+    assert text.splitlines()[0].startswith("no scalability models: Extra-P is not installed")
+    assert read_models(tmp_path / "m.csv") == []
+
+
+@pytest.mark.parametrize("text", [
+    "__import__('os').system('true')", "p.real", "open('x')", "q + 1", "[p]", "p if p else 1",
+    "log(p)", "log2(p, 2)", "lambda: 1", "'text'", "1; 2", "p < 2", "True + p",
+])
+def test_the_evaluator_refuses_anything_but_a_formula(text):
+    with pytest.raises(ModelError):
+        Formula(text)
+
+
+def test_the_evaluator_computes_extraps_forms():
+    assert Formula("2.5+-1.5*p**(-3/2)*log2(p)**(2)")(4) == pytest.approx(2.5 - 1.5 / 8 * 4)
+    assert Formula("-p + 2*p")(3) == 3
+    with pytest.raises(ModelError):
+        Formula("1/(p-1)")(1)
+
+
+@pytest.mark.parametrize("name", ["constructs", "scaling"])
+def test_model_campaigns_validate(name):
+    from pathlib import Path
+
+    from affinity.workflow import campaign, config_file
+    config = config_file.load(ROOT / "config" / "campaigns" / f"{name}.yaml")
+    config, machines = campaign.load_campaign(config, ROOT)
+    assert config["oversubscribe"] and all(len(m.threads) >= 5 for m in machines.values())
+    if name == "constructs":
+        assert len(config["benchmarks"]) == 16
+        build = campaign.build_command(config, "constructs-atomic-clang", "out")
+        assert build.startswith("clang -O2 -fopenmp -o ") and Path(build.split()[-2]).is_file()
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_constructs_program_builds_and_validates(tmp_path, cc):
+    import subprocess
+
+    from conftest import compile_c
+    binary = compile_c(ROOT / "benchmarks" / "constructs.c", tmp_path / "constructs", cc)
+    for construct in ("parallel", "for", "barrier", "reduction", "single", "critical", "lock",
+                      "atomic"):
+        run = subprocess.run([str(binary), f"construct={construct}", "reps=200"],
+                             capture_output=True, text=True, timeout=60,
+                             env={"OMP_NUM_THREADS": "3", "PATH": "/usr/bin:/bin"})
+        assert run.returncode == 0 and "validation: OK" in run.stdout, run.stdout + run.stderr
+        assert f"construct: {construct}" in run.stdout and "overhead_us: " in run.stdout
+    bad = subprocess.run([str(binary), "construct=task"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stdout == "" and "unknown construct" in bad.stderr
