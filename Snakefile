@@ -16,6 +16,7 @@ localrules:
     runs_table,
     analyse,
     explain,
+    models,
     report,
 
 

@@ -9,6 +9,7 @@ campaign file or a benchmark's output goes through Jinja2's autoescaping.
 from __future__ import annotations
 
 import datetime
+from collections import Counter
 from pathlib import Path
 
 import jinja2
@@ -37,13 +38,15 @@ def _environment() -> jinja2.Environment:
 
 
 def run_counts(runs: list[RunRecord]) -> dict:
-    """Totals over the campaign's runs."""
+    """Totals over the campaign's (or one machine's) runs, the verification results counted."""
     return {
         "runs": len(runs),
         "failed": sum(not r.ok for r in runs),
         "misplaced": sum(r.misplaced for r in runs),
         "first": min((r.started_at for r in runs), default=None),
         "last": max((r.started_at for r in runs), default=None),
+        "verification": dict(sorted(Counter(r.verification for r in runs).items())),
+        "hosts": sorted({r.host for r in runs if r.host}),
     }
 
 
@@ -67,6 +70,7 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
             "topology": config["machines"][name]["topology"],
             "drawing": data.lstopo_image(topology) if topology.exists() else None,
             "environment": data.read_json(Path(layout.environment(name))),
+            "counts": run_counts([r for r in runs if r.machine == name]),
             "placements": data.placement_sections(layout, name),
             "heatmaps": data.heatmaps(layout, name, figure_meta),
         })

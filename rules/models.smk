@@ -8,7 +8,7 @@ rule models:
         summary=LAYOUT.models_text,
     params:
         horizon=max(n for m in MACHINES.values() for n in m.threads),
-        pus={m.name: len(m.topology.placeable) for m in MEASURED},
+        pus={m.name: m.pus for m in MEASURED},
         extrap=str(stats_models.extrap_path(Path(workflow.basedir))),
     log:
         LAYOUT.log(None, "models"),

@@ -93,6 +93,8 @@ def test_a_campaign_on_a_slurm_node_survives_scancel_and_reports_both_machines(c
     assert environment["slurm_node"] == cluster.node and environment["slurm_job_id"].isdigit()
     html = (results / "report" / "index.html").read_text()
     assert "node" in html and "here" in html and environment["slurm_job_id"] in html
+    assert f"{2 * REPETITIONS} runs on {cluster.node}, 0 failed; placement verification: " \
+        in html  # each machine's section states its runs and verification counts
 
 
 def test_an_unknown_partition_leaves_that_machine_out_in_one_line(cluster, tmp_path):

@@ -67,6 +67,11 @@ class Machine:
     #: where it is measured on a SLURM cluster (the ``slurm`` settings), or None: here
     slurm: dict | None = None
 
+    @property
+    def pus(self) -> int:
+        """Its placeable PUs (a SLURM node's: the CPUs its settings give)."""
+        return len(self.topology.placeable) if self.topology is not None else self.slurm["cpus"]
+
 
 def _with_defaults(validator_class):
     """A validator class that also fills in schema defaults, as Snakemake's ``validate`` does."""
@@ -375,8 +380,7 @@ def _check_oversubscribed(config: dict, machines: dict[str, Machine]) -> None:
         if parse_strategy(strategy)[0].wraps:
             continue
         for machine in machines.values():
-            pus = machine.slurm["cpus"] if machine.topology is None \
-                else len(machine.topology.placeable)
+            pus = machine.pus
             over = [n for n in machine.threads if n > pus]
             if over:
                 raise ConfigError(f"strategies: {strategy} cannot place {over[0]} threads on the "
