@@ -86,13 +86,17 @@ def cut(matrix: np.ndarray, parts: Sequence[int]) -> float:
 
 
 def _metis(weights: np.ndarray, sizes: np.ndarray, caps: np.ndarray, seed: int) -> np.ndarray:
+    """METIS's parts. The graph goes in as arrays of METIS's index type, which pymetis passes
+    without copying (weights fit: :data:`~affinity.graph.edges.METIS_BOUND`)."""
+    index = pymetis.zero_copy_dtype()
     rows, cols = np.nonzero(weights)
-    starts = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(weights)))])
+    starts = np.zeros(len(weights) + 1, dtype=index)
+    np.cumsum(np.bincount(rows, minlength=len(weights)), out=starts[1:])
     result = pymetis.part_graph(
-        len(caps), pymetis.CSRAdjacency(starts.tolist(), cols.tolist()),
-        vweights=sizes.tolist(), eweights=weights[rows, cols].tolist(),
+        len(caps), pymetis.CSRAdjacency(starts, cols.astype(index)),
+        vweights=sizes.astype(index), eweights=weights[rows, cols].astype(index),
         tpwgts=(caps / caps.sum()).tolist(), options=pymetis.Options(seed=seed % 2**31))
-    return np.array(result.vertex_part, dtype=np.int64)
+    return np.asarray(result.vertex_part, dtype=np.int64)
 
 
 def _first_fit(sizes: np.ndarray, caps: np.ndarray) -> np.ndarray:

@@ -54,18 +54,20 @@ from affinity.graph.objective import cost_matrix, placement_cost
 from affinity.graph.partition import partition
 from affinity.graph.refinement import refine
 from affinity.place.domains import Domain, domain_tree, scatter_order, slots
-from affinity.place.study import study_placements
+from affinity.place.study import Memo, study_placements
 from affinity.topology import Topology
 
 #: How many starting points are refined: the top-down one and the best others.
 REFINED_STARTS = 5
 
 
-def hierarchical(topo: Topology, matrix: np.ndarray, seed: int = 0) -> list[int]:
+def hierarchical(topo: Topology, matrix: np.ndarray, seed: int = 0,
+                 memo: Memo | None = None) -> list[int]:
     """The PU of each thread: the best refined placement among the top-down mapping and the portfolio.
 
     ``matrix`` is the N x N affinity matrix; ``seed`` is METIS's. The same
-    arguments give the same placement.
+    arguments give the same placement. ``memo`` (:class:`affinity.place.study.Memo`)
+    holds the study's placements when they were computed for this matrix already.
     """
     n = len(matrix)
     pus = slots(topo, n)
@@ -76,7 +78,7 @@ def hierarchical(topo: Topology, matrix: np.ndarray, seed: int = 0) -> list[int]
         return placement_cost(matrix, costs[np.ix_(positions, positions)])
 
     own, *others = [[index[pu] for pu in start] for start in (
-        top_down(topo, matrix, seed), *study_placements(topo, matrix, seed),
+        top_down(topo, matrix, seed), *study_placements(topo, matrix, seed, memo),
         pus[:n], scatter_order(topo, pus)[:n])]
     others.sort(key=cost)  # stable: ties keep the order above
     refined = [refine(matrix, costs, start) for start in [own, *others[:REFINED_STARTS - 1]]]

@@ -19,6 +19,7 @@ from affinity.graph.matrix import read_matrix
 from affinity.graph.objective import core_pairs, lowest_shared_matrix, objective
 from affinity.place.domains import PlacementError, check_fits
 from affinity.place.registry import parse_strategy
+from affinity.place.study import Memo
 from affinity.results.placements import omp_places, placement_line, write_placement
 from affinity.seeding import derive_seed
 from affinity.topology import Topology, load
@@ -31,7 +32,8 @@ def shared_levels(topo: Topology, pus: list[int]) -> list[list[str]]:
 
 
 def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
-                   repetitions: int = 1, matrix: np.ndarray | None = None) -> dict:
+                   repetitions: int = 1, matrix: np.ndarray | None = None,
+                   memo: Memo | None = None) -> dict:
     """The placement record of one strategy for ``threads`` threads on ``topo``.
 
     ``seed`` and ``repetitions`` matter to ``random``, which draws one
@@ -40,8 +42,12 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
     ``threads`` x ``threads`` affinity matrix: the graph strategies need it,
     and with it the record's ``J`` is the objective of the placement (for
     ``random``, ``J_by_repetition`` holds each repetition's and ``J`` their
-    mean); ``J`` is None without a matrix and for ``os``.
+    mean); ``J`` is None without a matrix and for ``os``. ``memo``, one per
+    (topology, matrix), lets the strategies placed with it share their steps
+    (:class:`affinity.place.study.Memo`): the matching, the socket partition,
+    the study's placements that ``hierarchical`` starts from.
     """
+    memo = Memo() if memo is None else memo
     chosen, sockets = parse_strategy(strategy)
     check_fits(topo, threads)
     if matrix is not None:
@@ -56,7 +62,7 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
     if chosen.per_repetition:
         record["seed"] = seed
         record["pus_by_repetition"] = [
-            chosen.place(topo, threads, matrix, sockets, derive_seed(seed, rep))
+            chosen.place(topo, threads, matrix, sockets, derive_seed(seed, rep), memo)
             for rep in range(repetitions)
         ]
         record["J_by_repetition"] = None if matrix is None else [
@@ -64,7 +70,7 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
         if matrix is not None:
             record["J"] = float(np.mean(record["J_by_repetition"]))
     elif chosen.place is not None:
-        pus = chosen.place(topo, threads, matrix, sockets, seed)
+        pus = chosen.place(topo, threads, matrix, sockets, seed, memo)
         record.update(pus=pus, omp_places=omp_places(pus), shared_level=shared_levels(topo, pus))
         if matrix is not None:
             record["J"] = objective(topo, matrix, pus)
@@ -103,11 +109,14 @@ def write_placements(topology: str, threads: int, names: list[str], outputs: lis
     ``log``, when given, receives one :func:`~affinity.results.placements.placement_line`
     per strategy. ``matrix``, when given, is the affinity matrix file
     (:mod:`affinity.graph.matrix`) of the run: the graph strategies need it, and
-    every record gets its J.
+    every record gets its J. The strategies share their common steps (one
+    :class:`~affinity.place.study.Memo`).
     """
     topo = load(topology)
     weights = None if matrix is None else read_matrix(matrix)
-    records = [make_placement(topo, name, threads, seed, repetitions, weights) for name in names]
+    memo = Memo()
+    records = [make_placement(topo, name, threads, seed, repetitions, weights, memo)
+               for name in names]
     for record, path in zip(records, outputs, strict=True):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_placement(record, path)
