@@ -81,8 +81,13 @@ def hierarchical(topo: Topology, matrix: np.ndarray, seed: int = 0,
         top_down(topo, matrix, seed), *study_placements(topo, matrix, seed, memo),
         pus[:n], scatter_order(topo, pus)[:n])]
     others.sort(key=cost)  # stable: ties keep the order above
-    refined = [refine(matrix, costs, start) for start in [own, *others[:REFINED_STARTS - 1]]]
-    return [pus[k] for k in min(refined, key=cost)]
+    best = refine(matrix, costs, own)
+    best_j = cost(best)
+    for start in others[:REFINED_STARTS - 1]:  # each may give up once it cannot beat the best
+        found = refine(matrix, costs, start, beat=best_j)
+        if cost(found) < best_j:  # ties keep the earlier
+            best, best_j = found, cost(found)
+    return [pus[k] for k in best]
 
 
 def top_down(topo: Topology, matrix: np.ndarray, seed: int = 0) -> list[int]:

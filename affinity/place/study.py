@@ -184,17 +184,22 @@ def _lpgp(topo: Topology, matrix: np.ndarray, pairing: Pairing, sockets: int | N
         lightest = min((u for u in units if len(u) == 2), key=lambda u: (matrix[u[0], u[1]], u))
         units.remove(lightest)
         units += [[lightest[0]], [lightest[1]]]
-    member = np.zeros((len(units), n))
-    for row, unit in enumerate(units):
-        member[row, unit] = 1.0
     sizes = [len(unit) for unit in units]
-    parts = partition(member @ matrix @ member.T, _capacities(groups, sizes), sizes, seed)
+    parts = partition(_unit_matrix(matrix, units), _capacities(groups, sizes), sizes, seed)
     placed: dict[int, int] = {}
     for k, group in enumerate(groups):
         mine = [unit for unit, part in zip(units, parts) if part == k]
         placed.update(_lay_pairs(topo, group, sorted(tuple(u) for u in mine if len(u) == 2),
                                  [u[0] for u in mine if len(u) == 1], scatter=False))
     return [placed[t] for t in range(n)]
+
+
+def _unit_matrix(matrix: np.ndarray, units: list[list[int]]) -> np.ndarray:
+    """The affinity between units of threads: the sum of their threads' (O(N^2), no product)."""
+    order = np.array([t for unit in units for t in unit])
+    starts = np.cumsum([0] + [len(unit) for unit in units[:-1]])
+    rows = np.add.reduceat(np.asarray(matrix)[order], starts, axis=0)
+    return np.add.reduceat(rows[:, order], starts, axis=1)
 
 
 def socket_groups(topo: Topology, pus: list[int], sockets: int | None,
