@@ -70,8 +70,9 @@ T = TypeVar("T")
 class Memo:
     """The steps the graph strategies share on one machine and matrix, each computed once.
 
-    Keys name a step and its parameters (``("pairs",)``, ``("split", sockets,
-    seed)``, ``("lpgp", sockets, seed)``...); values are what the step returned.
+    Keys name a step and its parameters (``("pairs",)``: the optimal pairs,
+    ``("split", sockets, seed)``: the threads of each socket, ``("pairs split",
+    sockets, seed)``: lpgp's placement...); values are what the step returned.
     One memo serves the strategies placed for one (topology, matrix): the
     command line and the workflow pass one to every strategy they place
     (:func:`affinity.place.record.make_placement`), so ``--strategy all``
@@ -99,15 +100,15 @@ def lp_compact(topo: Topology, matrix: np.ndarray, memo: Memo | None = None) -> 
     (:class:`Memo`) shares the steps with the other strategies of this matrix.
     """
     memo = Memo() if memo is None else memo
-    return list(memo.once(("lp-compact",), lambda: _lp(topo, _pairing(matrix, memo), len(matrix),
-                                                       scatter=False)))
+    return list(memo.once(("pairs laid", False),
+                          lambda: _lp(topo, _pairing(matrix, memo), len(matrix), scatter=False)))
 
 
 def lp_scatter(topo: Topology, matrix: np.ndarray, memo: Memo | None = None) -> list[int]:
     """LP scatter: optimal pairs on cores sharing a cache, one pair per socket before a second."""
     memo = Memo() if memo is None else memo
-    return list(memo.once(("lp-scatter",), lambda: _lp(topo, _pairing(matrix, memo), len(matrix),
-                                                       scatter=True)))
+    return list(memo.once(("pairs laid", True),
+                          lambda: _lp(topo, _pairing(matrix, memo), len(matrix), scatter=True)))
 
 
 def gp(topo: Topology, matrix: np.ndarray, seed: int = 0, memo: Memo | None = None) -> list[int]:
@@ -125,14 +126,14 @@ def gp(topo: Topology, matrix: np.ndarray, seed: int = 0, memo: Memo | None = No
             placed.update(zip(members, group))
         return [placed[t] for t in range(n)]
 
-    return list(memo.once(("gp", seed), place))
+    return list(memo.once(("split laid", seed), place))
 
 
 def lpgp(topo: Topology, matrix: np.ndarray, sockets: int | None = None, seed: int = 0,
          memo: Memo | None = None) -> list[int]:
     """LPGP: optimal pairs, then pairs partitioned over ``sockets`` sockets (default: all)."""
     memo = Memo() if memo is None else memo
-    return list(memo.once(("lpgp", sockets, seed),
+    return list(memo.once(("pairs split", sockets, seed),
                           lambda: _lpgp(topo, matrix, _pairing(matrix, memo), sockets, seed)))
 
 
@@ -151,7 +152,7 @@ def gplp(topo: Topology, matrix: np.ndarray, sockets: int | None = None, seed: i
                                      [] if single is None else [members[single]], scatter=False))
         return [placed[t] for t in range(n)]
 
-    return list(memo.once(("gplp", sockets, seed), place))
+    return list(memo.once(("split paired", sockets, seed), place))
 
 
 def study_placements(topo: Topology, matrix: np.ndarray, seed: int = 0,
@@ -164,7 +165,7 @@ def study_placements(topo: Topology, matrix: np.ndarray, seed: int = 0,
 
 
 def _pairing(matrix: np.ndarray, memo: Memo) -> Pairing:
-    """The optimal pairs of all the threads (:func:`~affinity.graph.matching.thread_pairs`), once."""
+    """The optimal pairs of the threads (:func:`~affinity.graph.matching.thread_pairs`), once."""
     return memo.once(("pairs",), lambda: thread_pairs(matrix))
 
 
