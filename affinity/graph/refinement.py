@@ -36,7 +36,13 @@ against the current placement; passes stop when none applies. Every applied
 step lowers J by more than a relative tolerance, so the search ends. Per pass
 O(N^2) plus O(H N) per applied step (before issue 16: a product O(N^2 M) over
 the M slots per pass and dot products over the pass's moves per re-check; the
-steps taken are the same). With integer weights every sum is exact.
+steps taken are the same). With integer weights every sum is exact. J is kept
+up to date by the applied changes, so a search racing another placement
+(``beat``) can give up early: the racing of candidates that stops those that
+cannot win (Maron and Moore, "Hoeffding races: accelerating model selection
+search for classification and function approximation", NIPS 1994), here with
+a geometric extrapolation of the search's own gains instead of a statistical
+bound.
 """
 from __future__ import annotations
 
