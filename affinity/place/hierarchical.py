@@ -50,8 +50,8 @@ after two passes the extrapolation already shows it. Giving up when the
 extrapolated remaining gain is under a quarter of the gap
 (:data:`~affinity.graph.refinement.GIVE_UP_MARGIN`) takes 15-25 passes in all
 and reached the same J as refining every start to its end on all 48 cases of
-perf/eagermap_compare.py and on 56 more seeds (margin 1 did too; 1/4 did not
-on two cases). A start that gives up still has J no higher than where it
+perf/eagermap_compare.py and on 56 more seeds (margin 1 did too on the 48;
+1/4 did not on two of them). A start that gives up still has J no higher than where it
 began, so the bounds above hold.
 
 Cost: the five strategies' (METIS partitions and the matching; shared with
@@ -101,8 +101,8 @@ def hierarchical(topo: Topology, matrix: np.ndarray, seed: int = 0,
     best_j = cost(best)
     for start in others[:REFINED_STARTS - 1]:  # each may give up once it cannot beat the best
         found = refine(matrix, costs, start, beat=best_j)
-        if cost(found) < best_j:  # ties keep the earlier
-            best, best_j = found, cost(found)
+        if (found_j := cost(found)) < best_j:  # ties keep the earlier
+            best, best_j = found, found_j
     return [pus[k] for k in best]
 
 
