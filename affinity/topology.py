@@ -143,6 +143,7 @@ class Topology:
         self.root = root
         self._leaves = _pus(root)
         self._by_index = {pu.os_index: pu for pu in self._leaves}
+        self._sub_ids: dict[int, tuple[int, ...]] = {}  # filled by the first sub_ids call
 
     @property
     def pus(self) -> list[int]:
@@ -170,10 +171,15 @@ class Topology:
         which ranks over the OS procs of libomp's mask only: compact sorts PUs
         by these ids root first, scatter leaf first.
         """
-        chain = self.ancestors(pu)
-        return tuple(
-            node.parent.children.index(node) for node in reversed(chain) if node.parent
-        )
+        if not self._sub_ids:  # every PU's at once, in one walk of the tree
+            def label(node: Node, ids: tuple[int, ...]) -> None:
+                if not node.children:
+                    self._sub_ids[node.os_index] = ids
+                for rank, child in enumerate(node.children):
+                    label(child, (*ids, rank))
+
+            label(self.root, ())
+        return self._sub_ids[pu]
 
     def core(self, pu: int) -> Node:
         """The PU's Core ancestor, or the PU itself when the tree has no Core above it."""

@@ -309,3 +309,21 @@ def test_refinement_never_raises_j_and_ends_at_a_local_optimum(machines):
             moved = list(result)
             moved[a] = free
             assert objective(topo, matrix, [topo.placeable[k] for k in moved]) >= j
+
+
+def test_refinement_racing_a_better_j_gives_up_no_higher_than_it_began():
+    """With ``beat`` out of reach the search stops early, above ``beat`` and at or below its
+    start; with nothing to beat it runs to the end, as without ``beat``."""
+    topo = load("Package:4 L3Cache:2 L2Cache:4 Core:2 PU:1")
+    costs = cost_matrix(topo, topo.placeable)
+    rng = np.random.default_rng(5)
+    matrix = symmetric(rng, 64, high=1000)
+    start = list(rng.permutation(64))
+
+    def j(positions):
+        return objective(topo, matrix, [topo.placeable[k] for k in positions])
+
+    full = refine(matrix, costs, start)
+    assert refine(matrix, costs, start, beat=np.inf) == full
+    raced = refine(matrix, costs, start, beat=0.0)
+    assert j(full) <= j(raced) <= j(start) and raced != full

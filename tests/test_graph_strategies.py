@@ -266,3 +266,23 @@ def test_placement_files_record_j(tmp_path, capsys):
     assert place_cli.main(["--topology", preset("nehalem"), "--threads", "5", "--strategies",
                            "gp", "--outdir", str(tmp_path / "x"), "--matrix",
                            str(tmp_path / "m.csv")]) == 2
+
+
+def test_strategies_placed_with_one_memo_match_once_and_place_as_alone(machines, monkeypatch):
+    """``--strategy all`` shares the matching and the socket split (one Memo): the same
+    placements as each strategy placed alone, with one matching of all the threads."""
+    from affinity.place import study
+    from affinity.place.study import Memo
+
+    topo = machines["ccnuma96"]
+    matrix = np.random.default_rng(9).integers(0, 50, (48, 48))
+    matrix = np.triu(matrix, 1) + np.triu(matrix, 1).T
+    alone = {name: make_placement(topo, name, 48, seed=3, matrix=matrix)["pus"] for name in GRAPH}
+    whole = []
+    monkeypatch.setattr(study, "thread_pairs",
+                        lambda m, *args: whole.append(len(m)) or thread_pairs(m, *args))
+    memo = Memo()
+    shared = {name: make_placement(topo, name, 48, seed=3, matrix=matrix, memo=memo)["pus"]
+              for name in GRAPH}
+    assert shared == alone
+    assert whole.count(48) == 1

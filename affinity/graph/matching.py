@@ -64,7 +64,6 @@ from typing import Literal
 import networkx as nx
 import numpy as np
 import rustworkx as rx
-from scipy.optimize import linear_sum_assignment
 
 from affinity.graph.edges import MATCHING_BOUND, edges, integer_matrix
 
@@ -149,6 +148,9 @@ def _twice_duals(weights: np.ndarray) -> np.ndarray | None:
 
     One entry per vertex, and one more for the zero vertex when N is odd. None when the float assignment is not optimal (its duals do not settle).
     """
+    # Imported here: scipy.optimize takes 0.3 s to import, which only dense graphs need.
+    from scipy.optimize import linear_sum_assignment
+
     n = len(weights)
     padded = np.zeros((n + n % 2,) * 2, dtype=np.int64)  # a zero vertex when N is odd
     padded[:n, :n] = weights

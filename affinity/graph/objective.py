@@ -44,6 +44,8 @@ pairs and the order is J's.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from affinity.topology import Node, Topology
@@ -66,9 +68,22 @@ def lowest_shared_matrix(topo: Topology, pus: list[int]) -> tuple[np.ndarray, li
     """The lowest object holding each pair of PUs: ``nodes[index[a][b]]`` for ``pus[a]``, ``pus[b]``.
 
     The same as :meth:`Topology.lowest_shared` for every pair (a PU with
-    itself gives the PU), vectorised over the depth of the tree: O(N^2 *
-    depth) time, O(N^2) memory.
+    itself gives the PU). The matrix of every placeable PU is computed once
+    per topology (:func:`_placeable_lowest_shared`), then each call takes its
+    rows and columns: O(N^2) time and memory.
     """
+    index, nodes, position = _placeable_lowest_shared(topo)
+    at = np.array([position[pu] for pu in pus], dtype=np.int64)
+    return index[np.ix_(at, at)], nodes
+
+
+@functools.lru_cache(maxsize=8)
+def _placeable_lowest_shared(topo: Topology) -> tuple[np.ndarray, list[Node], dict[int, int]]:
+    """:func:`lowest_shared_matrix` of all the placeable PUs, and each PU's row.
+
+    Vectorised over the depth of the tree: O(P^2 * depth) time, O(P^2) memory.
+    """
+    pus = topo.placeable
     chains = [list(reversed(topo.ancestors(pu))) for pu in pus]  # root first
     depth = max(map(len, chains))
     nodes = list({node: None for chain in chains for node in chain})
@@ -81,7 +96,8 @@ def lowest_shared_matrix(topo: Topology, pus: list[int]) -> tuple[np.ndarray, li
         common += ids[:, level, None] == ids[None, :, level]
     lengths = np.array([len(chain) for chain in chains])
     deepest = np.minimum(common, lengths[:, None]) - 1
-    return np.take_along_axis(ids, deepest, axis=1), nodes
+    return (np.take_along_axis(ids, deepest, axis=1), nodes,
+            {pu: k for k, pu in enumerate(pus)})
 
 
 def cost_matrix(topo: Topology, pus: list[int]) -> np.ndarray:

@@ -36,25 +36,57 @@ against the current placement; passes stop when none applies. Every applied
 step lowers J by more than a relative tolerance, so the search ends. Per pass
 O(N^2) plus O(H N) per applied step (before issue 16: a product O(N^2 M) over
 the M slots per pass and dot products over the pass's moves per re-check; the
-steps taken are the same). With integer weights every sum is exact.
+steps taken are the same). With integer weights every sum is exact. J is kept
+up to date by the applied changes, so a search racing another placement
+(``beat``) can give up early: the racing of candidates that stops those that
+cannot win (Maron and Moore, "Hoeffding races: accelerating model selection
+search for classification and function approximation", NIPS 1994), here with
+a geometric extrapolation of the search's own gains instead of a statistical
+bound.
 """
 from __future__ import annotations
 
 import numpy as np
 
 
-def refine(matrix: np.ndarray, costs: np.ndarray, positions: list[int]) -> list[int]:
+#: Give up on a search whose J, after its passes' decreases extrapolated as a geometric
+#: series, would stay above the J to beat by more than this many times that extrapolation.
+GIVE_UP_MARGIN = 4.0
+
+
+def refine(matrix: np.ndarray, costs: np.ndarray, positions: list[int],
+           beat: float = np.inf) -> list[int]:
     """Slots after local search: ``positions[i]`` is thread i's index into the M x M ``costs``.
 
     ``costs`` holds the integer level costs of :func:`affinity.graph.objective.cost_matrix`;
-    ``matrix`` is the N x N affinity (diagonal ignored), N <= M. The result
-    has J no higher than the input's, and no single exchange of two threads
-    or move to a free slot lowers it further.
+    ``matrix`` is the N x N affinity (diagonal ignored), N <= M. The
+    result has J no higher than the input's. Without ``beat``, no single
+    exchange of two threads or move to a free slot lowers it further. With
+    ``beat`` (the J of the best placement found elsewhere), the search stops
+    early once it looks unable to reach it: after each pass from the second
+    on, when the last two passes' decreases d1 > d2 > 0, continued as a
+    geometric series (d2 q / (1 - q), q = d2 / d1, what the remaining passes
+    would gain), fall more than :data:`GIVE_UP_MARGIN` times short of the gap
+    between J and ``beat``. The decreases of a local search's passes shrink
+    roughly geometrically (see :mod:`affinity.place.hierarchical` for the
+    measurements); a search that stops early returns a J above ``beat``.
     """
     search = _Search(matrix, costs, positions)
+    history = [search.cost]
     while search.one_pass():
-        pass
+        history.append(search.cost)
+        if len(history) >= 3 and _hopeless(history[-3:], beat):
+            break
     return search.pos.tolist()
+
+
+def _hopeless(last: list[float], beat: float) -> bool:
+    """True when J's last three values (one per pass) extrapolate to a J far above ``beat``."""
+    first, second = last[0] - last[1], last[1] - last[2]
+    if not 0 < second < first or last[2] <= beat:
+        return False
+    ratio = second / first
+    return last[2] - beat > GIVE_UP_MARGIN * second * ratio / (1 - ratio)
 
 
 def level_groups(costs: np.ndarray) -> list[np.ndarray]:
@@ -102,6 +134,7 @@ class _Search:
         self.twice_wc = 2 * self.w * self.c[np.ix_(self.pos, self.pos)]
         self.moved: list[int] = []  # threads whose row and column of twice_wc are out of date
         self.tolerance = 1e-12 * self.w.sum() * max(self.c.max(initial=0), 1)
+        self.cost = float(self.twice_wc.sum()) / 4  #: J of the placement, kept up to date
 
     def _above(self) -> np.ndarray:
         """Rows of level 2's groups: a's affinity summed over the levels >= 2 of each group."""
@@ -168,6 +201,7 @@ class _Search:
         if change < -self.tolerance:
             self.owner[here] = -1
             self._relocate(a, slot)
+            self.cost += change
             return True
         return False
 
@@ -179,5 +213,6 @@ class _Search:
         if change < -self.tolerance:
             self._relocate(a, q)
             self._relocate(b, p)
+            self.cost += change
             return True
         return False

@@ -32,6 +32,7 @@ from affinity.graph.matrix import MatrixError, read_matrix
 from affinity.place.domains import PlacementError
 from affinity.place.record import core_sharing, make_placement, ranked, shared_levels
 from affinity.place.registry import NAMES, STRATEGIES, parse_strategy
+from affinity.place.study import Memo
 from affinity.results.placements import example_pus, omp_places, placement_line, write_placement
 from affinity.topology import Topology, TopologyError, load
 
@@ -126,7 +127,9 @@ def main(argv: list[str] | None = None) -> int:
             raise PlacementError("give --matrix (N is its size) or --threads N")
         threads = len(matrix) if args.threads is None else args.threads
         topo = load(args.topology)
-        records = [make_placement(topo, name, threads, args.seed, args.repetitions, matrix)
+        memo = Memo()  # the strategies share their matching, partitions and study placements
+        records = [make_placement(topo, name, threads, args.seed, args.repetitions, matrix,
+                                  memo=memo)
                    for name in names]
     except (TopologyError, MatrixError, PlacementError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -118,13 +118,18 @@ class Domain:
 
 
 def domain_tree(topo: Topology, pus: list[int]) -> Domain:
-    """The sharing domains of ``pus``: one-child chains collapsed, leaves single slots. O(objects)."""
-    wanted = set(pus)
+    """The sharing domains of ``pus``: one-child chains collapsed, leaves single slots.
+
+    O(len(pus) x depth): only the objects above ``pus`` are visited.
+    """
+    wanted = set(pus) & set(topo.placeable)
+    above = {node for pu in wanted for node in topo.ancestors(pu)}
 
     def build(node: Node) -> Domain | None:
         if not node.children:
             return Domain(node, [node.os_index]) if node.os_index in wanted else None
-        below = [d for d in map(build, node.children) if d is not None]
+        below = [d for d in (build(child) for child in node.children if child in above)
+                 if d is not None]
         if len(below) <= 1:
             return below[0] if below else None
         return Domain(node, [pu for d in below for pu in d.slots], below)

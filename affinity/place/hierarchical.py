@@ -23,8 +23,11 @@ three steps.
    ``scatter`` over the slots are taken as further starting points.
 3. **Swap refinement on J** (:func:`affinity.graph.refinement.refine`) of the
    top-down placement and of the :data:`REFINED_STARTS` - 1 other starting
-   points of lowest J; the refined placement of lowest J is returned (the
-   top-down one on ties, then the others in the order above).
+   points of lowest J, in that order; the refined placement of lowest J is
+   returned (the top-down one on ties, then the others in the order above).
+   The others race against the best found so far: a search whose shrinking
+   gains per pass, extrapolated, fall far short of reaching it gives up
+   (``beat`` of :func:`~affinity.graph.refinement.refine`).
 
 Why the portfolio: top-down partitioning decides the upper levels first and
 cannot undo a poor early cut; bottom-up pairing (LPGP) fixes pairs that may
@@ -40,11 +43,24 @@ above the best rarely refine to the best. Measured on 180 random matrices of
 the top-down start and the k - 1 best others: k = 1: 88% (Core2) and 98%
 (Nehalem); k = 3: 98% and 99%; k = 5 and all eight: 100%.
 
-Cost: the five strategies' (METIS partitions and the matching), plus one
+Why the race: on a dense matrix the top-down start usually wins and the
+others spent 20-30 passes each refining to a J they never beat (100 passes
+in all at 1,024 threads); their gaps to the best close geometrically, so
+after two passes the extrapolation already shows it. Giving up when the
+extrapolated remaining gain is under a quarter of the gap
+(:data:`~affinity.graph.refinement.GIVE_UP_MARGIN`) takes 15-25 passes in all
+and reached the same J as refining every start to its end on all 48 cases of
+perf/eagermap_compare.py and on 56 more seeds (margin 1 did too on the 48;
+1/4 did not on two of them). A start that gives up still has J no higher than where it
+began, so the bounds above hold.
+
+Cost: the five strategies' (METIS partitions and the matching; shared with
+them through ``memo`` when they were placed for the same matrix), plus one
 partition per domain of the tree and, per refined start, O(N^2) to build the
 per-level affinity sums and O(N^2) per refinement pass for N threads: for
-1024 threads on this shared 2-core machine, about 1-3 s with a sparse matrix
-and 4-7 s with a dense one, half of it refinement (perf/eagermap_compare.py).
+1024 threads on this shared 2-core machine, about 0.6-1 s with a sparse
+matrix and 1.2-2 s with a dense one, a third of it refinement
+(perf/eagermap_compare.py).
 """
 from __future__ import annotations
 
@@ -54,18 +70,20 @@ from affinity.graph.objective import cost_matrix, placement_cost
 from affinity.graph.partition import partition
 from affinity.graph.refinement import refine
 from affinity.place.domains import Domain, domain_tree, scatter_order, slots
-from affinity.place.study import study_placements
+from affinity.place.study import Memo, study_placements
 from affinity.topology import Topology
 
 #: How many starting points are refined: the top-down one and the best others.
 REFINED_STARTS = 5
 
 
-def hierarchical(topo: Topology, matrix: np.ndarray, seed: int = 0) -> list[int]:
+def hierarchical(topo: Topology, matrix: np.ndarray, seed: int = 0,
+                 memo: Memo | None = None) -> list[int]:
     """The PU of each thread: the best refined placement among the top-down mapping and the portfolio.
 
     ``matrix`` is the N x N affinity matrix; ``seed`` is METIS's. The same
-    arguments give the same placement.
+    arguments give the same placement. ``memo`` (:class:`affinity.place.study.Memo`)
+    holds the study's placements when they were computed for this matrix already.
     """
     n = len(matrix)
     pus = slots(topo, n)
@@ -76,11 +94,16 @@ def hierarchical(topo: Topology, matrix: np.ndarray, seed: int = 0) -> list[int]
         return placement_cost(matrix, costs[np.ix_(positions, positions)])
 
     own, *others = [[index[pu] for pu in start] for start in (
-        top_down(topo, matrix, seed), *study_placements(topo, matrix, seed),
+        top_down(topo, matrix, seed), *study_placements(topo, matrix, seed, memo),
         pus[:n], scatter_order(topo, pus)[:n])]
     others.sort(key=cost)  # stable: ties keep the order above
-    refined = [refine(matrix, costs, start) for start in [own, *others[:REFINED_STARTS - 1]]]
-    return [pus[k] for k in min(refined, key=cost)]
+    best = refine(matrix, costs, own)
+    best_j = cost(best)
+    for start in others[:REFINED_STARTS - 1]:  # each may give up once it cannot beat the best
+        found = refine(matrix, costs, start, beat=best_j)
+        if (found_j := cost(found)) < best_j:  # ties keep the earlier
+            best, best_j = found, found_j
+    return [pus[k] for k in best]
 
 
 def top_down(topo: Topology, matrix: np.ndarray, seed: int = 0) -> list[int]:

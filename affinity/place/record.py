@@ -19,6 +19,7 @@ from affinity.graph.matrix import read_matrix
 from affinity.graph.objective import core_pairs, lowest_shared_matrix, objective
 from affinity.place.domains import PlacementError, check_fits
 from affinity.place.registry import parse_strategy
+from affinity.place.study import Memo
 from affinity.results.placements import omp_places, placement_line, write_placement
 from affinity.seeding import derive_seed
 from affinity.topology import Topology, load
@@ -41,7 +42,7 @@ def wrapped(pus: list[int], threads: int) -> list[int]:
 
 def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
                    repetitions: int = 1, matrix: np.ndarray | None = None,
-                   oversubscribe: bool = False) -> dict:
+                   oversubscribe: bool = False, memo: Memo | None = None) -> dict:
     """The placement record of one strategy for ``threads`` threads on ``topo``.
 
     ``seed`` and ``repetitions`` matter to ``random``, which draws one
@@ -57,7 +58,12 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
     placement of all P PUs at i mod P (:func:`wrapped`; ``random`` draws one per repetition),
     so ``OMP_PLACES`` repeats places and thread i is still bound to place i. The record then
     has ``oversubscribed: true``. PlacementError for a strategy that does not wrap.
+
+    ``memo``, one per (topology, matrix), lets the strategies placed with it share their steps
+    (:class:`affinity.place.study.Memo`): the matching, the socket partition, the study's
+    placements that ``hierarchical`` starts from.
     """
+    memo = Memo() if memo is None else memo
     chosen, sockets = parse_strategy(strategy)
     placed = threads
     if oversubscribe and threads > len(topo.placeable):
@@ -78,7 +84,8 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
     if chosen.per_repetition:
         record["seed"] = seed
         record["pus_by_repetition"] = [
-            wrapped(chosen.place(topo, placed, matrix, sockets, derive_seed(seed, rep)), threads)
+            wrapped(chosen.place(topo, placed, matrix, sockets, derive_seed(seed, rep), memo),
+                    threads)
             for rep in range(repetitions)
         ]
         record["J_by_repetition"] = None if matrix is None else [
@@ -86,7 +93,7 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
         if matrix is not None:
             record["J"] = float(np.mean(record["J_by_repetition"]))
     elif chosen.place is not None:
-        pus = wrapped(chosen.place(topo, placed, matrix, sockets, seed), threads)
+        pus = wrapped(chosen.place(topo, placed, matrix, sockets, seed, memo), threads)
         record.update(pus=pus, omp_places=omp_places(pus), shared_level=shared_levels(topo, pus))
         if matrix is not None:
             record["J"] = objective(topo, matrix, pus)
@@ -127,11 +134,14 @@ def write_placements(topology: str, threads: int, names: list[str], outputs: lis
     ``log``, when given, receives one :func:`~affinity.results.placements.placement_line`
     per strategy. ``matrix``, when given, is the affinity matrix file
     (:mod:`affinity.graph.matrix`) of the run: the graph strategies need it, and
-    every record gets its J. ``oversubscribe``: as :func:`make_placement`'s.
+    every record gets its J. ``oversubscribe``: as :func:`make_placement`'s. The strategies
+    share their common steps (one :class:`~affinity.place.study.Memo`).
     """
     topo = load(topology)
     weights = None if matrix is None else read_matrix(matrix)
-    records = [make_placement(topo, name, threads, seed, repetitions, weights, oversubscribe)
+    memo = Memo()
+    records = [make_placement(topo, name, threads, seed, repetitions, weights, oversubscribe,
+                              memo)
                for name in names]
     for record, path in zip(records, outputs, strict=True):
         Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -33,11 +33,12 @@ import numpy as np
 from affinity.place.domains import PlacementError
 from affinity.place.hierarchical import hierarchical
 from affinity.place.independent import compact, random_placement, scatter
-from affinity.place.study import gp, gplp, lp_compact, lp_scatter, lpgp
+from affinity.place.study import Memo, gp, gplp, lp_compact, lp_scatter, lpgp
 from affinity.topology import Topology
 
-#: ``place(topology, threads, matrix, sockets, seed)`` -> the PU of each thread.
-Placer = Callable[[Topology, int, np.ndarray | None, int | None, int], list[int]]
+#: ``place(topology, threads, matrix, sockets, seed, memo)`` -> the PU of each thread; ``memo``
+#: shares steps between the strategies placed for one matrix (:class:`affinity.place.study.Memo`).
+Placer = Callable[[Topology, int, np.ndarray | None, int | None, int, Memo], list[int]]
 
 
 @dataclass(frozen=True)
@@ -56,22 +57,24 @@ class Strategy:
 
 STRATEGIES: dict[str, Strategy] = {strategy.name: strategy for strategy in (
     Strategy("os", None, wraps=True),
-    Strategy("random", lambda topo, n, matrix, sockets, seed: random_placement(topo, n, seed),
-             per_repetition=True, wraps=True),
-    Strategy("compact", lambda topo, n, matrix, sockets, seed: compact(topo, n), wraps=True),
-    Strategy("scatter", lambda topo, n, matrix, sockets, seed: scatter(topo, n), wraps=True),
-    Strategy("lp-compact", lambda topo, n, matrix, sockets, seed: lp_compact(topo, matrix),
+    Strategy("random", lambda topo, n, matrix, sockets, seed, memo:
+             random_placement(topo, n, seed), per_repetition=True, wraps=True),
+    Strategy("compact", lambda topo, n, matrix, sockets, seed, memo: compact(topo, n),
+             wraps=True),
+    Strategy("scatter", lambda topo, n, matrix, sockets, seed, memo: scatter(topo, n),
+             wraps=True),
+    Strategy("lp-compact", lambda topo, n, matrix, sockets, seed, memo:
+             lp_compact(topo, matrix, memo), needs_matrix=True),
+    Strategy("lp-scatter", lambda topo, n, matrix, sockets, seed, memo:
+             lp_scatter(topo, matrix, memo), needs_matrix=True),
+    Strategy("gp", lambda topo, n, matrix, sockets, seed, memo: gp(topo, matrix, seed, memo),
              needs_matrix=True),
-    Strategy("lp-scatter", lambda topo, n, matrix, sockets, seed: lp_scatter(topo, matrix),
-             needs_matrix=True),
-    Strategy("gp", lambda topo, n, matrix, sockets, seed: gp(topo, matrix, seed),
-             needs_matrix=True),
-    Strategy("lpgp", lambda topo, n, matrix, sockets, seed: lpgp(topo, matrix, sockets, seed),
-             needs_matrix=True, takes_sockets=True),
-    Strategy("gplp", lambda topo, n, matrix, sockets, seed: gplp(topo, matrix, sockets, seed),
-             needs_matrix=True, takes_sockets=True),
-    Strategy("hierarchical", lambda topo, n, matrix, sockets, seed: hierarchical(topo, matrix, seed),
-             needs_matrix=True),
+    Strategy("lpgp", lambda topo, n, matrix, sockets, seed, memo:
+             lpgp(topo, matrix, sockets, seed, memo), needs_matrix=True, takes_sockets=True),
+    Strategy("gplp", lambda topo, n, matrix, sockets, seed, memo:
+             gplp(topo, matrix, sockets, seed, memo), needs_matrix=True, takes_sockets=True),
+    Strategy("hierarchical", lambda topo, n, matrix, sockets, seed, memo:
+             hierarchical(topo, matrix, seed, memo), needs_matrix=True),
 )}
 #: Every name without a socket count, in the order above.
 NAMES = tuple(STRATEGIES)
