@@ -15,7 +15,6 @@ try:
     from affinity.workflow.session import clear_stale_locks
     from affinity.measure import environment, system
     from affinity import topology
-    from reports import html_report
     from stats import analyse as stats_analysis, models as stats_models
 except ImportError as exc:
     sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
@@ -166,7 +165,7 @@ def print_summaries():
             print(f"\n== {target}\n{Path(target).read_text()}")
     for line in rule_bodies.set_aside(LAYOUT, [m.name for m in MEASURED]):
         print(f"WARNING: measurements set aside: {line}")
-    print(rule_bodies.time_breakdown(LAYOUT, STARTED))
+    print(rule_bodies.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
     print(rule_bodies.where_and_what(LAYOUT))
     failed = rule_bodies.failed_cells(LAYOUT)
     if failed:

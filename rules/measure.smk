@@ -37,6 +37,7 @@ for place in PLACES:
             ),
             journal=LAYOUT.journal("{machine}", "{bench}", "{n}"),
             outputs=LAYOUT.outputs("{machine}", "{bench}", "{n}"),
+            account=LAYOUT.account("{machine}", "{bench}", "{n}"),
         threads: place.threads()
         message:
             "measure {wildcards.bench} with {wildcards.n} threads: {params.command}"
@@ -52,4 +53,5 @@ for place in PLACES:
                 " --journal {params.journal} --out {output.runs} --log {log}"
                 " --outputs {params.outputs} {params.explained}"
                 " --campaign-root {LAYOUT.root} --cells {cells}"
+                " --account {params.account}"
             )

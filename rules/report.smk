@@ -38,5 +38,9 @@ rule report:
         measured=[m.name for m in MEASURED],
     log:
         LAYOUT.log(None, "report"),
+    benchmark:
+        LAYOUT.timing("report")
     run:
+        from reports import html_report  # here: matplotlib is slow to import
+
         html_report.build_report(LAYOUT, config, params.measured)

@@ -218,3 +218,11 @@ def test_declared_inputs_and_tree_are_what_the_build_reads_and_writes():
     assert campaign.build_command(loaded, "spin", "/o").startswith(f"cd {ROOT}/tests/data && ")
     assert campaign.build_command(loaded, "spin", "/b/x.traced", ("-T", "-L")).startswith(
         "cd /b/x.traced.tree && ")
+
+
+def test_the_least_repetitions_are_the_statistics_own():
+    """campaign.MIN_N is a copy (so reading a campaign imports no SciPy) of the Speedup-Test's."""
+    from affinity.workflow import campaign
+    from stats import speeduptest
+
+    assert campaign.MIN_N == speeduptest.MIN_N

@@ -61,7 +61,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import networkx as nx
 import numpy as np
 import rustworkx as rx
 
@@ -86,6 +85,8 @@ def max_weight_matching(matrix: np.ndarray, backend: Backend = "auto") -> list[t
     rows, cols, values = edges(weights)
     n = len(matrix)
     if backend == "networkx" or (backend == "auto" and n <= NETWORKX_UP_TO):
+        import networkx as nx  # here: it takes 0.5 s to import, which every Snakemake call paid
+
         graph = nx.Graph()
         graph.add_nodes_from(range(n))
         graph.add_weighted_edges_from(zip(rows.tolist(), cols.tolist(), values.tolist()))
@@ -157,6 +158,8 @@ def _twice_duals(weights: np.ndarray) -> np.ndarray | None:
     m = len(padded)
     scores = padded.astype(float)
     np.fill_diagonal(scores, -2.0 * float(padded.sum()) - 1.0)  # never assigned to itself
+    from scipy.optimize import linear_sum_assignment  # here: 0.6 s to import, see above
+
     _, sigma = linear_sum_assignment(scores, maximize=True)
     # Potentials a with a_k <= a_i + W[k][sigma k] - W[i][sigma k], sigma k != i: then
     # b_(sigma k) = W[k][sigma k] - a_k gives a_i + b_j >= W[i][j] for every i != j.

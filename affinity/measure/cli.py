@@ -2,7 +2,7 @@
 
     python -m affinity.measure --spec JSON --placements FILE... --journal FILE --out FILE.csv
         [--lock FILE] [--log FILE] [--outputs DIR] [--explained JOURNAL TABLE]
-        [--campaign-root DIR --cells M/B/N...]
+        [--campaign-root DIR --cells M/B/N...] [--account FILE.json]
 
 The spec is the job (:class:`affinity.measure.job.Job`) without its
 placements, which are read from the placement files. This process imports
@@ -16,14 +16,16 @@ import os
 import sys
 from pathlib import Path
 
-from affinity.measure.job import Job, run_job
+from affinity.measure.job import Job, new_account, run_job
 from affinity.measure.lock import DEFAULT_LOCK
 from affinity.measure.progress import Campaign, parse_cell
+from affinity.measure.system import process_age_s
 from affinity.results.placements import read_placement
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run (or resume) one measurement job and write its runs table."""
+    startup_s = process_age_s()
     parser = argparse.ArgumentParser(prog="python -m affinity.measure", description=main.__doc__)
     parser.add_argument("--spec", required=True,
                         help="the job as JSON (see affinity.measure.job.Job)")
@@ -40,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
                         "the progress lines estimate the time left of the campaign")
     parser.add_argument("--cells", nargs="*", default=[], metavar="MACHINE/BENCH/N",
                         help="every measurement job of the campaign")
+    parser.add_argument("--account", type=Path, help="write where this process's time went "
+                        "(JSON: start-up, lock, runs, waits; the campaign's time by stage)")
     args = parser.parse_args(argv)
     spec = json.loads(args.spec)
     placements = {}
@@ -59,6 +63,13 @@ def main(argv: list[str] | None = None) -> int:
 
     campaign = Campaign(args.campaign_root, [parse_cell(c) for c in args.cells]) \
         if args.campaign_root else None
+    account = {"startup_s": startup_s, **new_account()}
     run_job(Job(**spec), args.journal, args.out, args.lock, say, args.outputs,
-            tuple(args.explained) if args.explained else None, campaign)
+            tuple(args.explained) if args.explained else None, campaign, account)
+    if args.account:
+        account["process_s"] = process_age_s()
+        args.account.parent.mkdir(parents=True, exist_ok=True)
+        partial = args.account.with_name(args.account.name + ".part")
+        partial.write_text(json.dumps(account, sort_keys=True) + "\n")
+        os.replace(partial, args.account)
     return 0

@@ -43,6 +43,7 @@ import os
 import random
 import re
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -323,16 +324,20 @@ def failure_summary(records: list[RunRecord]) -> str:
 def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LOCK,
             say=lambda line: print(line, file=sys.stderr, flush=True),
             outputs: Path | None = None, explained: tuple[Path, Path] | None = None,
-            campaign: Campaign | None = None) -> list[RunRecord]:
+            campaign: Campaign | None = None, account: dict | None = None) -> list[RunRecord]:
     """Run (or resume) a measurement job and write its runs table to ``out``; keep each
     run's output under ``outputs``, in a folder named after the journal's fingerprint.
 
     ``explained``: (journal, table) of the explained runs, when ``job.explain`` asks for
     them (:mod:`affinity.results.explained` reads the table); ``campaign``: the campaign's
     other jobs, for the progress lines' estimate of the time left
-    (:mod:`affinity.measure.progress`)."""
+    (:mod:`affinity.measure.progress`); ``account``: filled with where this call's time went
+    (:func:`new_account`)."""
     label = f"[{job.machine} {job.benchmark} t{job.threads}]"
+    account = new_account() if account is None else account
+    asked = time.monotonic()
     with MachineLock(lock_path, lambda line: say(f"{label} {line}")):
+        account["lock_wait_s"] += time.monotonic() - asked
         older = job.resumable()
         with Journal(journal_path, job.fingerprint(), also=older,
                      header={"timer": TIMER, "parts": job.fingerprint_parts()}) as journal, \
@@ -346,16 +351,27 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
             with _ExplainedRuns(job, explained, journal.fingerprint, launcher, label,
                                 say) as extra:
                 records = _run_journaled(job, journal, launcher, not unmerged, kept, label,
-                                         say, extra, campaign)
+                                         say, extra, campaign, account)
         write_runs(records, out)
     say(f"{label} {failure_summary(records)}")
     return records
 
 
+def new_account() -> dict:
+    """Where a job's time goes, in seconds (besides what Python's start-up and the lock cost):
+    ``runs`` measured by this call, ``measuring_s`` (their recorded wall times),
+    ``quiet_wait_s`` (waiting for a quiet machine before them), ``explained_s`` (the explained
+    runs' recorded wall times), ``lock_wait_s`` (waiting for the machine lock) and ``loop_s``
+    (the whole loop over the runs; less the above: the launcher's own cost per run)."""
+    return {"runs": 0, "measuring_s": 0.0, "quiet_wait_s": 0.0, "explained_runs": 0,
+            "explained_s": 0.0, "lock_wait_s": 0.0, "loop_s": 0.0}
+
+
 def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
                    kept: Path | None, label: str, say,
                    extra: "_ExplainedRuns | None" = None,
-                   campaign: Campaign | None = None) -> list[RunRecord]:
+                   campaign: Campaign | None = None,
+                   account: dict | None = None) -> list[RunRecord]:
     """The body of :func:`run_job`, under the machine lock: the runs the journal lacks
     (``merged``: the journal is one where identical placements are measured once; ``kept``:
     where each run's output goes)."""
@@ -385,6 +401,8 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
     times: dict[str, list[float]] = {strategy: [] for strategy in measured}
     if extra is not None:
         extra.plan(measured, stands_for, len(order))
+    account = new_account() if account is None else account
+    loop_started = time.monotonic()
     for index, (strategy, rep) in enumerate(order):
         if extra is not None:
             extra.before(index)
@@ -400,6 +418,9 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
             record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
             noisy = record.other_cpu is not None and record.other_cpu > threshold
             journal.append(record.as_row())
+            account["runs"] += 1
+            account["measuring_s"] += record.wall_s or 0.0
+            account["quiet_wait_s"] += waited
             if not record.ok:
                 say(f"{label} {index + 1}/{len(order)} {strategy} "
                     f"rep {rep}: {record.wall_s:.3f} s FAILED ({record.failure})")
@@ -418,6 +439,8 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
             break
     if extra is not None:
         extra.finish()
+        account["explained_runs"], account["explained_s"] = extra.runs, extra.wall_s
+    account["loop_s"] += time.monotonic() - loop_started
     return sorted((RunRecord(**run) for run in journal.runs.values()),
                   key=lambda record: record.order_index)
 
@@ -443,6 +466,7 @@ class _ExplainedRuns:
         self.slots: list[int] = []
         self.next = 0
         self.warned = False
+        self.runs, self.wall_s = 0, 0.0  # explained runs measured by this call
         if not self.active:
             return
         self.journal_path, self.table = paths
@@ -526,6 +550,7 @@ class _ExplainedRuns:
                                            placements={strategy: {"pus": None}})
             wrap = None
         record = measure_one(run_job_, strategy, rep, index, self.launcher, None, wrap)
+        self.runs, self.wall_s = self.runs + 1, self.wall_s + (record.wall_s or 0.0)
         row = record.as_row()
         ompt = explaining.read_record(record_file) if record_file else None
         if kind == "explained" and record.ok and ompt is None:

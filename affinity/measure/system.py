@@ -66,6 +66,16 @@ class CpuTimes:
         return (self.busy - earlier.busy) / elapsed if elapsed > 0 else 0.0
 
 
+def process_age_s(pid: int | str = "self") -> float | None:
+    """Seconds since process ``pid`` started (the kernel's start time, to a clock tick:
+    10 ms), interpreter start-up included; None when /proc cannot say."""
+    stat = _read(Path(f"/proc/{pid}/stat"))
+    if stat is None:
+        return None
+    started = int(stat[stat.rindex(")") + 2:].split()[19]) / os.sysconf("SC_CLK_TCK")
+    return time.clock_gettime(time.CLOCK_BOOTTIME) - started
+
+
 #: Below this many clock ticks of all CPUs (0.2 s on one CPU) a share is too coarse to tell.
 MIN_TICKS = 20
 

@@ -197,6 +197,11 @@ class Layout:
                  *([f"t{threads}"] if threads is not None else [])]
         return "/".join(parts) + ".tsv"
 
+    def account(self, machine: str, bench: str, threads) -> str:
+        """Where a measurement job's time went, by its measuring process (JSON beside the
+        job's timing file: start-up, lock, runs, quiet waits)."""
+        return self.timing("measure", machine, bench, threads)[:-len(".tsv")] + ".json"
+
     def timing_files(self) -> list[tuple[str, Path]]:
         """Every job's timing file on disk, with its stage."""
         base = Path(self.root) / "timings"

@@ -24,7 +24,11 @@ from affinity.place.study import socket_groups
 from affinity.results.layout import Layout
 from affinity.topology import Topology, TopologyError, is_synthetic, load
 from affinity.workflow.params import ParamsError, expand as expand_params
-from stats.speeduptest import MIN_N
+
+#: The least repetitions the statistics take: ``stats.speeduptest.MIN_N`` (its Shapiro-Wilk
+#: test needs 3), kept here so that reading a campaign does not import SciPy (about 0.5-1 s of
+#: every Snakemake call); tests/test_campaign.py checks that the two agree.
+MIN_N = 3
 
 #: Variables the launcher owns; a campaign may not set them.
 RESERVED_ENV = frozenset({"OMP_NUM_THREADS", "OMP_PLACES", "OMP_PROC_BIND",
