@@ -2,8 +2,8 @@
 
 Per benchmark: which OpenMP runtime the explained runs used, where T_1 and T_s came from,
 per thread count a stacked bar per strategy (work T_1, idle I_P, inflation F_P − L_P, lock
-waits L_P) with a table of the runtime's waits per construct and one sentence of reading,
-and the factored speedup plot over thread counts.
+waits L_P) with a table of the runtime's waits per construct and one sentence of reading
+(or why the cell has no breakdown), and the factored speedup plot over thread counts.
 """
 from __future__ import annotations
 
@@ -39,6 +39,16 @@ def reading(rows: list[dict], baseline: str) -> str:
             f"({gain:.3g} thread-s, {share:.0%} less).")
 
 
+def missing(rows: list[dict]) -> str:
+    """Why a (benchmark, threads) cell has no breakdown, in words ("" when it has one)."""
+    if not any(r["n"] for r in rows):
+        failures = sorted({r["failure"] for r in rows if r["failure"]})
+        return "no explained run succeeded" + (f": {'; '.join(failures)}" if failures else "")
+    if all(r["T_1"] is None for r in rows):
+        return f"no T_1 ({rows[0]['T_1_source']}): its one-thread runs failed or were not made"
+    return ""
+
+
 def explain_sections(path: Path, baseline: str) -> list[dict]:
     """One entry per (machine, benchmark) with explained runs; [] when the file is absent."""
     if not path.is_file():
@@ -61,7 +71,7 @@ def explain_sections(path: Path, baseline: str) -> list[dict]:
                                             "inflation": inflation, "waits": r["L_P"]}
             cells.append({"threads": threads, "rows": cell,
                           "figure": figures.breakdown(parts) if parts else None,
-                          "reading": reading(cell, baseline)})
+                          "reading": reading(cell, baseline), "missing": missing(cell)})
         series = defaultdict(dict)
         for r in rows:
             if r["n"]:

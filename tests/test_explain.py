@@ -5,19 +5,29 @@ through the libgomp.so.1 redirection): 2 regions of 2 threads, thread 0 sleeps 1
 before a barrier in each, nothing else. Planted: I_P about 2 x 100 ms (the worker's
 barrier waits), no inflation (F_P about 0), counts exact. A program without OpenMP cannot
 run under the tool: one line, and the campaign goes on.
+
+Planted work inflation: the array microbenchmark (``benchmarks/array.c``) at 2 threads with
+gap G = 8 writes every cache line from both threads in every pass (false sharing), with
+G = 1 each thread keeps its own half of the array (none).
 """
 from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, run_record
+from conftest import ROOT, compile_c, run_record
 from test_workflow import snakemake
 
+from affinity.measure.explain import explain_environment, read_record
+from affinity.measure.job import T1_RUN
 from affinity.results.runs import read_runs
+from affinity.trace.build import build_ompt_tool
 from affinity.workflow.campaign import ConfigError, load_campaign
 from stats.explain import decompose, explain_table
 
@@ -73,6 +83,54 @@ def test_t1_from_the_one_thread_cell_and_ts_falls_back_to_it():
     assert row["T_1"] == pytest.approx(1.6) and "one-thread cell (os, 5)" in row["T_1_source"]
     assert row["T_s"] == row["T_1"] and row["T_s_source"] == "T_1 (no sequential command)"
     assert row["T_P_timing_s"] == pytest.approx(0.9)  # the uninstrumented runs' median
+
+
+def array_rows(binary: Path, gap: int, tool: dict, tmp_path: Path, reps: int) -> list[dict]:
+    """Explained 2-thread runs of ``array`` with gap ``gap`` (on libomp under the tool, as a
+    campaign makes them) and uninstrumented 1-thread runs (T_1), alternating."""
+    argv = [str(binary), "M=65536", "L=1", f"G={gap}", "R=1500"]
+    rows = []
+    for rep in range(reps):
+        for threads, kind in ((1, "t1"), (2, "explained")):
+            env = {"PATH": os.environ["PATH"], "OMP_NUM_THREADS": str(threads),
+                   "OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
+            out = str(tmp_path / "record.json")
+            if kind == "explained":
+                env = explain_environment(env, tool, out)
+            start = time.monotonic()
+            proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+            time_s = time.monotonic() - start
+            assert proc.returncode == 0 and "validation: OK" in proc.stdout, proc.stderr
+            row = run_record(benchmark=f"array-{gap}", threads=threads, repetition=rep,
+                             strategy="compact" if kind == "explained" else T1_RUN,
+                             time_s=time_s, wall_s=time_s).as_row()
+            row.update(kind=kind, runtime="libomp",
+                       ompt=read_record(out) if kind == "explained" else None)
+            rows.append(row)
+    return rows
+
+
+def test_planted_false_sharing_recovered_as_work_inflation(tmp_path):
+    # 512 KiB of cells stay in the cores' caches (L2: 1 MiB here). G = 8: thread 1 steals
+    # the first task, the first half of the items, so thread 0 writes cells 8i + 4..7 where
+    # thread 1 writes 8i + 0..3: every 64-byte line is written by both threads in every
+    # pass and moves between their caches (false sharing). G = 1: each thread keeps its own
+    # half. At one thread both do the same work. Measured on this 2-core guest under load
+    # (medians of 7): F_P/T_1 0.48-5.1 with G = 8 (6 times), -0.01-0.16 with G = 1 (4 times).
+    binary = compile_c(ROOT / "benchmarks" / "array.c", tmp_path / "array")
+    tool = build_ompt_tool()
+    rows = [row for gap in (1, 8) for row in array_rows(binary, gap, tool, tmp_path, reps=7)]
+    table = {row["benchmark"]: row for row in explain_table(rows, [])}
+    shared, apart = table["array-8"], table["array-1"]
+    for row in (shared, apart):
+        assert row["n"] == 7 and row["T_1_source"].startswith("one-thread runs"), row
+    # the same work at one thread: the gap moves no work, only sharing
+    assert 0.6 <= shared["T_1"] / apart["T_1"] <= 1.6, (shared["T_1"], apart["T_1"])
+    # planted: false sharing inflates the work by at least 30% of T_1 ...
+    assert shared["F_P"] >= 0.3 * shared["T_1"], shared
+    # ... none planted without it: near zero, and clearly below
+    assert abs(apart["F_P"]) <= 0.25 * apart["T_1"], apart
+    assert shared["F_P"] - apart["F_P"] >= 0.2 * apart["T_1"], (shared, apart)
 
 
 def test_explain_config_defaults_and_refusals(tmp_path):
@@ -135,3 +193,5 @@ def test_campaign_with_explained_runs(tmp_path):
     assert table[("plain", "os")]["T_s_source"].startswith("sequential command")
     report = (results / "report" / "index.html").read_text()
     assert "Why a placement wins" in report and "redirected to libomp" in report
+    # the benchmark without a breakdown says why
+    assert "No breakdown for 2 threads: no explained run succeeded: no OMPT record" in report

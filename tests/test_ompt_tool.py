@@ -119,6 +119,18 @@ def test_four_threads_each_wait_for_the_sleeper(tool, tmp_path):
         assert 0.19 <= worker["barrier_explicit_wait_s"] <= 0.35
 
 
+def test_tasks_run_inside_a_wait_are_work(tool, tmp_path):
+    # 2 regions of 8 tasks sleeping 25 ms: thread 0 runs some in its taskwait, the worker the
+    # others at the region's end barrier; a task's time is work, not the wait's
+    binary = build("clang", "planted.c", tmp_path / "planted")
+    record = explained_run(tool, [str(binary), "2", "0", "0", "8", "25"], tmp_path)
+    threads = record["threads"]
+    assert sum(t["tasks_executed"] for t in threads) == 16
+    for thread in threads:
+        waits = barrier_waits(thread)[0] + thread["taskwait_wait_s"]
+        assert thread["team_s"] - waits >= thread["tasks_executed"] * 0.025 * 0.95, thread
+
+
 def test_a_program_without_openmp_leaves_no_record(tool, tmp_path):
     source = tmp_path / "plain.c"
     source.write_text('#include <stdio.h>\nint main(void){puts("validation: OK");return 0;}\n')

@@ -6,7 +6,10 @@
  *   - team time: the time inside implicit tasks (a thread's share of parallel regions);
  *   - waits of the runtime's synchronisation (ompt_callback_sync_region_wait): implicit
  *     barriers (end of a region or of a worksharing construct), explicit barriers,
- *     taskwait, taskgroup, reductions;
+ *     taskwait, taskgroup, reductions; a thread waiting there runs tasks (the workers of
+ *     a `single` that spawns tasks run them all at its barrier), and a task's time is
+ *     work, so a wait's clock stops while a task it started runs (task_schedule) and
+ *     waits nest (a taskwait inside a task run at a barrier);
  *   - mutex waits (ompt_callback_mutex_acquire .. acquired): locks, nest locks,
  *     critical sections, ordered;
  *   - counts: parallel regions started, barriers (implicit, explicit), taskwaits,
@@ -44,6 +47,8 @@ static const char *const count_names[C_KINDS] = {
     "parallel_regions", "implicit_tasks", "tasks_created", "tasks_executed", "loops",
     "sections", "singles", "other_work"};
 
+#define WAIT_DEPTH 256
+
 struct pb_thread {
     struct pb_thread *next;          /* the global list, pushed once per thread */
     int index;                       /* order of first event */
@@ -53,7 +58,13 @@ struct pb_thread {
     uint64_t task_start_ns;          /* current implicit task's begin, 0 outside */
     uint64_t wait_ns[W_KINDS];
     uint64_t waits[W_KINDS];         /* number of waits of each kind */
-    uint64_t wait_start_ns;          /* current sync wait's begin */
+    /* open sync waits, innermost last: begin (0: stopped while a task runs), kind, and
+     * the task level they were opened at; deeper than WAIT_DEPTH: counted, not timed */
+    uint64_t wait_start_ns[WAIT_DEPTH];
+    unsigned char wait_kind_of[WAIT_DEPTH];
+    int wait_level[WAIT_DEPTH];
+    int wait_depth;
+    int task_level;                  /* explicit tasks running nested on this thread */
     uint64_t mutex_start_ns;         /* current mutex acquire's begin */
     uint64_t counts[C_KINDS];
 };
@@ -146,14 +157,26 @@ static void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t e
     (void)parallel_data; (void)task_data; (void)codeptr_ra;
     struct pb_thread *t = self();
     uint64_t now = now_ns();
+    enum wait_kind w = sync_kind(kind);
     if (endpoint == ompt_scope_begin) {
-        t->wait_start_ns = now;
-    } else if (t->wait_start_ns) {
-        enum wait_kind w = sync_kind(kind);
-        t->wait_ns[w] += now - t->wait_start_ns;
+        int d = t->wait_depth++;
+        if (d < WAIT_DEPTH) {
+            t->wait_start_ns[d] = now;
+            t->wait_kind_of[d] = (unsigned char)w;
+            t->wait_level[d] = t->task_level;
+        }
+    } else if (t->wait_depth > 0) {
+        int d = --t->wait_depth;
         t->waits[w]++;
-        t->wait_start_ns = 0;
+        if (d < WAIT_DEPTH && t->wait_start_ns[d])
+            t->wait_ns[w] += now - t->wait_start_ns[d];
     }
+}
+
+/* The innermost open wait, when it was opened by the task running now (else NULL). */
+static int current_wait(struct pb_thread *t) {
+    int d = t->wait_depth - 1;
+    return d >= 0 && d < WAIT_DEPTH && t->wait_level[d] == t->task_level ? d : -1;
 }
 
 static enum wait_kind mutex_kind(ompt_mutex_t kind) {
@@ -203,11 +226,28 @@ static void on_task_create(ompt_data_t *encountering_task_data,
 
 static void on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_status,
                              ompt_data_t *next_task_data) {
-    (void)prior_task_data; (void)prior_status;
-    if (next_task_data && (next_task_data->value & TASK_EXPLICIT) &&
-        !(next_task_data->value & TASK_STARTED)) {
-        next_task_data->value |= TASK_STARTED;
-        self()->counts[C_TASKS_EXECUTED]++;
+    (void)prior_task_data;
+    if (next_task_data == NULL)
+        return;  /* a fulfilled event, no switch */
+    struct pb_thread *t = self();
+    if (prior_status == ompt_task_switch || prior_status == ompt_task_yield) {
+        /* a task starts on this thread: the wait it runs inside stops, its time is work */
+        int d = current_wait(t);
+        if (d >= 0 && t->wait_start_ns[d]) {
+            t->wait_ns[t->wait_kind_of[d]] += now_ns() - t->wait_start_ns[d];
+            t->wait_start_ns[d] = 0;
+        }
+        t->task_level++;
+        if ((next_task_data->value & TASK_EXPLICIT) && !(next_task_data->value & TASK_STARTED)) {
+            next_task_data->value |= TASK_STARTED;
+            t->counts[C_TASKS_EXECUTED]++;
+        }
+    } else if (t->task_level > 0) {
+        /* the task finished (complete, cancel, detach): the wait it ran inside goes on */
+        t->task_level--;
+        int d = current_wait(t);
+        if (d >= 0 && !t->wait_start_ns[d])
+            t->wait_start_ns[d] = now_ns();
     }
 }
 

@@ -1,7 +1,8 @@
 /* Planted facts for the OMPT tool's tests (tests/test_ompt_tool.py).
  * R parallel regions; in each, thread 0 sleeps SLEEP_MS before an explicit barrier (the
  * others wait that long there), then every thread holds one critical section for HOLD_MS
- * (the others wait for it), then thread 0 creates TASKS tasks and waits for them. */
+ * (the others wait for it), then thread 0 creates TASKS tasks, each sleeping TASK_MS, and waits
+ * for them (the other threads run tasks at the region's end barrier). */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@ int main(int argc, char **argv) {
     int sleep_ms = argc > 2 ? atoi(argv[2]) : 200;
     int hold_ms = argc > 3 ? atoi(argv[3]) : 50;
     int tasks = argc > 4 ? atoi(argv[4]) : 8;
+    int task_ms = argc > 5 ? atoi(argv[5]) : 0;
     int done = 0;
     for (int r = 0; r < regions; r++) {
 #pragma omp parallel
@@ -26,6 +28,8 @@ int main(int argc, char **argv) {
                 for (int t = 0; t < tasks; t++) {
 #pragma omp task
                     {
+                        if (task_ms)
+                            usleep(task_ms * 1000);
 #pragma omp atomic
                         done++;
                     }
