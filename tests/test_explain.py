@@ -85,10 +85,10 @@ def test_t1_from_the_one_thread_cell_and_ts_falls_back_to_it():
     assert row["T_P_timing_s"] == pytest.approx(0.9)  # the uninstrumented runs' median
 
 
-def array_rows(binary: Path, gap: int, tool: dict, tmp_path: Path, reps: int) -> list[dict]:
-    """Explained 2-thread runs of ``array`` with gap ``gap`` (on libomp under the tool, as a
-    campaign makes them) and uninstrumented 1-thread runs (T_1), alternating."""
-    argv = [str(binary), "M=65536", "L=1", f"G={gap}", "R=1500"]
+def explained_rows(argv: list[str], name: str, tool: dict, tmp_path: Path,
+                   reps: int) -> list[dict]:
+    """Explained 2-thread runs of ``argv`` (on libomp under the tool, as a campaign makes them)
+    and uninstrumented 1-thread runs (T_1), alternating."""
     rows = []
     for rep in range(reps):
         for threads, kind in ((1, "t1"), (2, "explained")):
@@ -101,7 +101,7 @@ def array_rows(binary: Path, gap: int, tool: dict, tmp_path: Path, reps: int) ->
             proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
             time_s = time.monotonic() - start
             assert proc.returncode == 0 and "validation: OK" in proc.stdout, proc.stderr
-            row = run_record(benchmark=f"array-{gap}", threads=threads, repetition=rep,
+            row = run_record(benchmark=name, threads=threads, repetition=rep,
                              strategy="compact" if kind == "explained" else T1_RUN,
                              time_s=time_s, wall_s=time_s).as_row()
             row.update(kind=kind, runtime="libomp",
@@ -110,27 +110,35 @@ def array_rows(binary: Path, gap: int, tool: dict, tmp_path: Path, reps: int) ->
     return rows
 
 
-def test_planted_false_sharing_recovered_as_work_inflation(tmp_path):
-    # 512 KiB of cells stay in the cores' caches (L2: 1 MiB here). G = 8: thread 1 steals
-    # the first task, the first half of the items, so thread 0 writes cells 8i + 4..7 where
-    # thread 1 writes 8i + 0..3: every 64-byte line is written by both threads in every
-    # pass and moves between their caches (false sharing). G = 1: each thread keeps its own
-    # half. At one thread both do the same work. Measured on this 2-core guest under load
-    # (medians of 7): F_P/T_1 0.48-5.1 with G = 8 (6 times), -0.01-0.16 with G = 1 (4 times).
+def test_planted_work_inflation_is_recovered(tmp_path):
+    """planted.c's INFLATE_MS: at 2 threads each thread works 100 ms more in each of 2 regions,
+    work that a one-thread run does not do: F_P = 2 x 2 x 0.1 s; none without it."""
+    binary = compile_c(Path(PLANTED), tmp_path / "planted")
+    tool = build_ompt_tool()
+    rows = []
+    for name, inflate in (("inflated", "100"), ("plain", "0")):
+        argv = [str(binary), "2", "0", "0", "0", "0", inflate]
+        rows += explained_rows(argv, name, tool, tmp_path, reps=5)
+    table = {row["benchmark"]: row for row in explain_table(rows, [])}
+    inflated, plain = table["inflated"], table["plain"]
+    assert inflated["n"] == plain["n"] == 5
+    assert 0.35 <= inflated["F_P"] <= 0.55, inflated
+    assert abs(plain["F_P"]) <= 0.05, plain
+    assert inflated["I_P"] <= 0.1 and plain["I_P"] <= 0.1  # nobody waits: it is work
+
+
+def test_false_sharing_in_array_shows_as_work_inflation(tmp_path):
+    """The array microbenchmark with G = 8 at 2 threads: thread 1 steals the first half of the
+    items, so every 64-byte line is written by both threads in every pass (false sharing);
+    with G = 1 each thread keeps its own half. How much the sharing costs depends on the
+    machine (here two vCPUs that may share a core: F_P/T_1 measured 0.37-0.47 with G = 8,
+    0.13-0.39 with G = 1 on a quiet machine, 0.48-5.1 and -0.01-0.16 under load), so this
+    checks only that the inflation is found where it is planted: positive with G = 8."""
     binary = compile_c(ROOT / "benchmarks" / "array.c", tmp_path / "array")
     tool = build_ompt_tool()
-    rows = [row for gap in (1, 8) for row in array_rows(binary, gap, tool, tmp_path, reps=7)]
-    table = {row["benchmark"]: row for row in explain_table(rows, [])}
-    shared, apart = table["array-8"], table["array-1"]
-    for row in (shared, apart):
-        assert row["n"] == 7 and row["T_1_source"].startswith("one-thread runs"), row
-    # the same work at one thread: the gap moves no work, only sharing
-    assert 0.6 <= shared["T_1"] / apart["T_1"] <= 1.6, (shared["T_1"], apart["T_1"])
-    # planted: false sharing inflates the work by at least 30% of T_1 ...
-    assert shared["F_P"] >= 0.3 * shared["T_1"], shared
-    # ... none planted without it: near zero, and clearly below
-    assert abs(apart["F_P"]) <= 0.25 * apart["T_1"], apart
-    assert shared["F_P"] - apart["F_P"] >= 0.2 * apart["T_1"], (shared, apart)
+    argv = [str(binary), "M=65536", "L=1", "G=8", "R=1500"]
+    [shared] = explain_table(explained_rows(argv, "array-8", tool, tmp_path, reps=5), [])
+    assert shared["n"] == 5 and shared["F_P"] >= 0.2 * shared["T_1"], shared
 
 
 def test_explain_config_defaults_and_refusals(tmp_path):
