@@ -24,7 +24,7 @@ from affinity.topology import Node, Topology, TopologyError, parse_xml
 from stats.cells import describe_cells
 from reports import figures
 from stats.analyse import read_comparisons, read_verdicts
-from stats.models import ModelError, read_models, time_curve_text
+from stats.models import EXPLAINED, ModelError, read_models, time_curve_text
 from stats.tables import footnotes, split_warnings
 
 #: The p-value inside a warning of the Speedup-Test's checks ("(Shapiro-Wilk p = 0.002)"):
@@ -245,7 +245,9 @@ def heatmaps(layout: Layout, machine: str, metadata: dict | None = None) -> list
 
 def model_sections(layout: Layout, runs: list[RunRecord]) -> dict:
     """Per (machine, benchmark) with models: the selected median model of each strategy, a
-    figure of measured medians and fitted curves, and the cells left without a model; and
+    figure of measured medians and fitted curves, the cells left without a model, the
+    models of the explained quantities (idle time, inflation, waits; each row's model or
+    why there is none); and
     the note saying why there are no models at all (Extra-P missing or failing)."""
     rows = read_models(Path(layout.models))
     note = Path(layout.models_text)
@@ -259,7 +261,11 @@ def model_sections(layout: Layout, runs: list[RunRecord]) -> dict:
         key = (row["machine"], row["benchmark"])
         section = sections.setdefault(key, {"machine": key[0], "benchmark": key[1], "models": [],
                                             "unmodelled": [], "curves": {}, "pus": row["pus"],
-                                            "oversubscribed": row["oversubscribed"]})
+                                            "oversubscribed": row["oversubscribed"],
+                                            "explained": []})
+        if row["quantity"].removesuffix("_median") in EXPLAINED:
+            section["explained"].append(row)  # idle time, inflation, waits: model or why not
+            continue
         if not row["model"]:
             section["unmodelled"].append(f"{row['strategy']}: {row['note']}")
             continue
@@ -271,7 +277,9 @@ def model_sections(layout: Layout, runs: list[RunRecord]) -> dict:
                                                                  int(row["horizon"]))
         except ModelError:
             pass
+    order = [f"{name}_median" for name in EXPLAINED]
     for key, section in sections.items():
+        section["explained"].sort(key=lambda r: (r["strategy"], order.index(r["quantity"])))
         counts = [int(t) for r in section["models"] for t in r["thread_counts"].split()]
         if section["curves"]:
             section["figure"] = figures.scaling(

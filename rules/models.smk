@@ -1,8 +1,10 @@
 # Scalability models of run time against threads per strategy, by Extra-P's command line in
 # its own environment (.venv-extrap); only when a measured machine has enough thread counts.
+# With explained runs, the idle time, work inflation and waits of the explain table too.
 rule models:
     input:
-        LAYOUT.all_runs,
+        runs=LAYOUT.all_runs,
+        **({"explain": LAYOUT.explain_table} if EXPLAIN else {}),
     output:
         table=LAYOUT.models,
         summary=LAYOUT.models_text,
@@ -13,5 +15,6 @@ rule models:
     log:
         LAYOUT.log(None, "models"),
     run:
-        rule_bodies.models(input[0], output.table, output.summary, params.extrap,
-                           params.horizon, params.pus, log[0])
+        rule_bodies.models(input.runs, output.table, output.summary, params.extrap,
+                           params.horizon, params.pus, log[0],
+                           input.explain if EXPLAIN else None)

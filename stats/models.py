@@ -25,6 +25,19 @@ any machine of the campaign), come the best thread count (argmin T) and the turn
 the first p with T(p + 1) >= T(p): beyond it adding a thread costs more than it gives. A
 value beyond the largest measured count is an extrapolation, and says so.
 
+Where the campaign explained runs (OMPT, :mod:`stats.explain`), the medians of its table
+``explain.csv`` are modelled the same way, one point per thread count, per (machine,
+benchmark, strategy) with at least :data:`MIN_COUNTS` thread counts there: the idle time
+I_P (``idle_median``), the work inflation F_P (``inflation_median``), the lock waits L_P
+(``lock_waits_median``), the barrier and taskwait waits (``barrier_waits_median``,
+``taskwait_waits_median``); see :data:`EXPLAINED`. They are not run times: their rows
+leave ``time_model``, ``selected``, the best and turning thread counts empty. Extra-P
+models zero and negative values (checked with extrap 4.2.5: exact fits of planted laws
+through zero and below it), but its SMAPE is relative to the values, so it overstates the
+error of a quantity near or across zero (a perfect fit of -0.3 + 0.1·p scored 28.6 %):
+such a row says so in ``note``. A quantity zero at every thread count (no locks, no
+tasks) gets no model, and its row says why.
+
 Extra-P's ``{model:python}`` text is evaluated by :class:`Formula`, a walk of its syntax
 tree that allows numbers, the parameter ``p``, ``+ - * / **`` and ``log2``: nothing else.
 """
@@ -44,6 +57,7 @@ from pathlib import Path
 
 from affinity.results.runs import RunRecord
 from stats.cells import describe_cells
+from stats.explain import read_explain
 
 #: Extra-P's single-parameter modelers need five distinct values of the parameter.
 MIN_COUNTS = 5
@@ -61,6 +75,9 @@ MODELER = ["--modeler", "basic", "--options", "use_crossvalidation=True",
            "poly_exponents=-3,-2,-1.5,-1.25,-1,-0.75,-0.5,-0.25", "log_exponents=0,1,2",
            "retain_default_exponents=True"]
 #: What Extra-P prints per callpath and metric (extrap/fileio/output.py placeholders).
+#: The explained quantities modelled (quantity name -> explain.csv column; see the text).
+EXPLAINED = {"idle": "I_P", "inflation": "F_P", "lock_waits": "L_P",
+             "barrier_waits": "barrier_wait", "taskwait_waits": "taskwait_wait"}
 PRINT = "{callpath};{metric};{model};{model:python};{smape};{ar2};{rss};{re}"
 COLUMNS = ["machine", "benchmark", "strategy", "quantity", "model", "time_model", "smape",
            "ar2", "rss", "re", "crossvalidation", "selected", "thread_counts", "pus",
@@ -258,35 +275,115 @@ def turning_points(curve: list[float]) -> tuple[int, int | None]:
     return best, turning
 
 
+def explained_series(table: list[dict]) -> dict[tuple[str, str, str], dict[str, dict[int, float]]]:
+    """(machine, benchmark, strategy) -> quantity (:data:`EXPLAINED`) -> threads -> the
+    median over the explained runs, from :func:`stats.explain.read_explain`'s rows (thread
+    counts where the quantity is unknown are left out)."""
+    found: dict[tuple[str, str, str], dict[str, dict[int, float]]] = defaultdict(
+        lambda: {name: {} for name in EXPLAINED})
+    for row in table:
+        key = (row["machine"], row["benchmark"], row["strategy"])
+        for name, column in EXPLAINED.items():
+            value = row.get(column)
+            if value is not None and value != "" and math.isfinite(float(value)):
+                found[key][name][int(float(row["threads"]))] = float(value)
+    return dict(found)
+
+
+def explained_lines(cells: dict[str, dict[str, dict[int, float]]]) -> list[str]:
+    """Extra-P's JSON Lines input of explained quantities: per callpath and quantity, one
+    point per thread count (metric ``<quantity>_median``)."""
+    return [json.dumps({"params": {"p": threads}, "callpath": name,
+                        "metric": f"{quantity}_median", "value": value})
+            for name, by_quantity in cells.items()
+            for quantity, points in by_quantity.items()
+            for threads, value in sorted(points.items())]
+
+
 def model_rows(records: list[RunRecord], extrap: Path, horizon: int,
-               pus: dict[str, int]) -> list[dict]:
+               pus: dict[str, int], explained: list[dict] | None = None) -> list[dict]:
     """The rows of ``models.csv`` (:data:`COLUMNS`): per machine, benchmark, strategy and
     quantity (``time_median``, ``cost_median``, ``time_mean``, ``cost_mean``), Extra-P's model
     and what it predicts. ``horizon``: the largest thread count to predict for; ``pus``:
     each machine's placeable PUs (counts above them are oversubscribed). Cells with fewer
     than :data:`MIN_COUNTS` thread counts get one row without a model, saying why.
+    ``explained``: the rows of ``explain.csv`` (:func:`stats.explain.read_explain`), whose
+    quantities (:data:`EXPLAINED`) are modelled too, in the same Extra-P call per machine.
     ModelError when Extra-P is missing or fails."""
     by_machine: dict[str, dict[str, tuple[tuple, dict[int, list[float]]]]] = defaultdict(dict)
+    explained_cells: dict[str, dict[str, tuple[dict, dict]]] = defaultdict(dict)
     rows = []
-    for key, by_threads in sorted(series(records).items()):
-        machine, bench, strategy = key
-        counts = sorted(by_threads)
-        base = {"machine": machine, "benchmark": bench, "strategy": strategy,
+
+    def base_of(machine, bench, strategy, counts):
+        return {"machine": machine, "benchmark": bench, "strategy": strategy,
                 "thread_counts": " ".join(map(str, counts)), "pus": pus.get(machine, ""),
                 "oversubscribed": " ".join(str(t) for t in counts
                                            if machine in pus and t > pus[machine])}
+
+    for key, by_threads in sorted(series(records).items()):
+        machine, bench, strategy = key
+        counts = sorted(by_threads)
+        base = base_of(machine, bench, strategy, counts)
         if len(counts) < MIN_COUNTS:
             rows.append(base | {"note": f"{len(counts)} thread counts: Extra-P needs at least "
                                         f"{MIN_COUNTS}; no model"})
             continue
         by_machine[machine][f"c{len(by_machine[machine])}"] = (base, by_threads)
+    for (machine, bench, strategy), by_quantity in sorted(explained_series(explained or []).items()):
+        to_model, bases = {}, {}
+        for quantity, points in by_quantity.items():
+            counts = sorted(points)
+            if not counts:  # not in the table at all (F_P without T_1): nothing to say
+                continue
+            base = base_of(machine, bench, strategy, counts) | {
+                "quantity": f"{quantity}_median", "horizon": horizon}
+            if len(counts) < MIN_COUNTS:
+                rows.append(base | {"note": f"{len(counts)} explained thread counts: Extra-P "
+                                            f"needs at least {MIN_COUNTS}; no model"})
+            elif all(v == 0 for v in points.values()):
+                rows.append(base | {"note": "zero at every thread count; no model"})
+            else:
+                to_model[quantity], bases[quantity] = points, base
+        if to_model:
+            explained_cells[machine][f"x{len(explained_cells[machine])}"] = (bases, to_model)
     with tempfile.TemporaryDirectory(prefix="pinbench-extrap-") as scratch:
-        for machine, cells in by_machine.items():
+        for machine in sorted(set(by_machine) | set(explained_cells)):
+            cells, extra = by_machine.get(machine, {}), explained_cells.get(machine, {})
             jsonl = Path(scratch) / "runs.jsonl"
-            jsonl.write_text("\n".join(extrap_lines({n: c[1] for n, c in cells.items()})) + "\n")
+            jsonl.write_text("\n".join(extrap_lines({n: c[1] for n, c in cells.items()})
+                                       + explained_lines({n: c[1] for n, c in extra.items()}))
+                             + "\n")
             fits = run_extrap(extrap, jsonl)
             for name, (base, by_threads) in cells.items():
                 rows += _cell_rows(base, by_threads, fits, name, horizon)
+            for name, (bases, points) in extra.items():
+                rows += _explained_rows(bases, points, fits, name)
+    return rows
+
+
+def _explained_rows(bases: dict[str, dict], points: dict[str, dict[int, float]], fits: dict,
+                    name: str) -> list[dict]:
+    """The rows of one explained cell: each quantity's model (no best or turning point)."""
+    rows = []
+    for quantity, by_threads in points.items():
+        row = bases[quantity] | {"crossvalidation": True}
+        fit = fits.get((name, f"{quantity}_median"))
+        if fit is None:
+            rows.append(row | {"note": "Extra-P printed no model"})
+            continue
+        try:
+            Formula(fit.python)(max(by_threads))  # the model must be a formula we can read
+        except ModelError as exc:
+            rows.append(row | {"note": str(exc)})
+            continue
+        values = list(by_threads.values())
+        note = ""
+        if min(values) <= 0:
+            note = ("values cross zero" if min(values) < 0 < max(values) else
+                    "values include zero" if min(values) == 0 else "values are negative")
+            note += ": SMAPE (relative to the values) overstates the error"
+        rows.append(row | {"model": fit.model, "smape": fit.smape, "ar2": fit.ar2,
+                           "rss": fit.rss, "re": fit.re, "note": note})
     return rows
 
 
@@ -343,8 +440,13 @@ def write_models(rows: list[dict], csv_path: Path, text_path: Path, note: str = 
             lines.append(f"{where}: median T(p) = {row['time_model']} (SMAPE "
                          f"{row['smape']:.3g}%, adj. R^2 {row['ar2']:.3g}); best {row['best_threads']}"
                          f" threads, turning point {turning}{extra}")
+        elif row.get("model") and row["quantity"].split("_median")[0] in EXPLAINED:
+            extra = f" [{row['note']}]" if row.get("note") else ""
+            lines.append(f"{where}: {row['quantity']}(p) = {row['model']} s (SMAPE "
+                         f"{row['smape']:.3g}%, adj. R^2 {row['ar2']:.3g}){extra}")
         elif not row.get("model") and row.get("note"):
-            lines.append(f"{where}: {row['note']}")
+            what = f" {row['quantity']}" if row.get("quantity") else ""
+            lines.append(f"{where}{what}: {row['note']}")
     text = "\n".join(lines) + "\n"
     text_path.write_text(text)
     return text
@@ -359,12 +461,16 @@ def read_models(path: Path) -> list[dict]:
 
 
 def models(records: list[RunRecord], extrap: Path, horizon: int, pus: dict[str, int],
-           csv_path: Path, text_path: Path) -> str:
+           csv_path: Path, text_path: Path, explain_path: Path | None = None) -> str:
     """Model every cell with enough thread counts and write ``models.csv`` and the summary;
-    when Extra-P is missing or fails, the files hold no model and the summary's first line
-    says why (the campaign goes on). Returns the summary."""
+    with ``explain_path`` (an ``explain.csv`` that exists), its quantities too. When Extra-P
+    is missing or fails, the files hold no model and the summary's first line says why (the
+    campaign goes on). Returns the summary."""
+    explained = None
+    if explain_path is not None and Path(explain_path).is_file():
+        explained = read_explain(Path(explain_path))
     try:
-        rows, note = model_rows(records, extrap, horizon, pus), ""
+        rows, note = model_rows(records, extrap, horizon, pus, explained), ""
     except ModelError as exc:
         rows, note = [], f"no scalability models: {exc}"
     return write_models(rows, csv_path, text_path, note)

@@ -114,3 +114,88 @@ def test_constructs_program_builds_and_validates(tmp_path, cc):
         assert f"construct: {construct}" in run.stdout and "overhead_us: " in run.stdout
     bad = subprocess.run([str(binary), "construct=task"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stdout == "" and "unknown construct" in bad.stderr
+
+
+# --- the explained quantities (explain.csv's medians) --------------------------------------
+def explain_table(counts=COUNTS, noise=0.01, seed=5):
+    """explain.csv rows with planted laws: I_P = 0.01·p·log2 p (zero at one thread),
+    F_P = 0.2·p − 0.5 (negative, then positive), L_P zero everywhere, barrier waits
+    0.02·p², no taskwait column values; and a strategy with four thread counts only."""
+    rng = random.Random(seed)
+    jitter = lambda: 1 + rng.gauss(0, noise)  # noqa: E731
+    rows = [{"machine": "m", "benchmark": "overhead", "threads": p, "strategy": "compact",
+             "n": 5, "I_P": 0.01 * p * math.log2(p) * jitter(), "F_P": (0.2 * p - 0.5) * jitter(),
+             "L_P": 0.0, "barrier_wait": 0.02 * p * p * jitter(), "taskwait_wait": None}
+            for p in counts]
+    rows += [{"machine": "m", "benchmark": "overhead", "threads": p, "strategy": "scatter",
+              "n": 5, "I_P": 0.1 * p, "F_P": 0.1, "L_P": 0.1, "barrier_wait": 0.1}
+             for p in (1, 2, 4, 8)]
+    return rows
+
+
+@pytest.fixture(scope="module")
+def explained(tmp_path_factory):
+    from stats.explain import write_explain
+    if not EXTRAP.is_file():
+        pytest.fail(f"{EXTRAP} is missing: run scripts/setup.sh")
+    where = tmp_path_factory.mktemp("explained")
+    write_explain(explain_table(), where / "explain.csv")
+    text = models(planted(), EXTRAP, 12, {"m": 2}, where / "m.csv", where / "m.txt",
+                  where / "explain.csv")
+    return read_models(where / "m.csv"), text, where
+
+
+def explained_row(rows, quantity, strategy="compact"):
+    [row] = [r for r in rows if r["quantity"] == quantity and r["strategy"] == strategy
+             and r["benchmark"] == "overhead"]
+    return row
+
+
+def test_planted_idle_time_is_recovered(explained):
+    rows, text, _ = explained
+    row = explained_row(rows, "idle_median")
+    assert "p^(1) * log2(p)^(1)" in row["model"], row["model"]
+    coefficient = float(row["model"].split(" + ")[-1].split(" * ")[0])
+    assert coefficient == pytest.approx(0.01, rel=0.1) and float(row["ar2"]) > 0.99
+    assert row["note"] == "values include zero: SMAPE (relative to the values) overstates the error"
+    assert row["thread_counts"] == "1 2 3 4 5 6 8" and row["oversubscribed"] == "3 4 5 6 8"
+    # not run times: no time model, no selection, no best or turning thread count
+    assert not (row["time_model"] or row["selected"] or row["best_threads"]
+                or row["turning_threads"])
+    assert "m/overhead compact: idle_median(p) = " in text
+    assert explained_row(rows, "time_median")["model"]  # the run times, in the same call
+
+
+def test_inflation_across_zero_and_waits(explained):
+    rows, *_ = explained
+    inflation = explained_row(rows, "inflation_median")
+    assert "p^(1)" in inflation["model"] and inflation["note"].startswith("values cross zero")
+    barrier = explained_row(rows, "barrier_waits_median")
+    assert "p^(2)" in barrier["model"] and not barrier["note"]
+    locks = explained_row(rows, "lock_waits_median")
+    assert not locks["model"] and locks["note"] == "zero at every thread count; no model"
+    assert not [r for r in rows if r["quantity"] == "taskwait_waits_median"]
+    few = [r for r in rows if r["strategy"] == "scatter"]
+    assert len(few) == 4 and all(not r["model"] and r["note"].startswith(
+        "4 explained thread counts: Extra-P needs at least 5") for r in few)
+
+
+def test_no_explain_table_models_the_times_only(tmp_path):
+    models(planted(counts=[1, 2, 3, 4, 5]), EXTRAP, 8, {}, tmp_path / "m.csv",
+           tmp_path / "m.txt", tmp_path / "absent.csv")
+    found = read_models(tmp_path / "m.csv")
+    assert found and {r["quantity"].split("_")[0] for r in found} == {"time", "cost"}
+
+
+def test_the_report_lists_a_row_per_explained_quantity(explained):
+    from types import SimpleNamespace
+
+    from reports.campaign_data import model_sections
+    *_, where = explained
+    found = model_sections(SimpleNamespace(models=where / "m.csv", models_text=where / "m.txt"),
+                           planted())
+    [section] = [s for s in found["sections"] if s["benchmark"] == "overhead"]
+    quantities = [(r["strategy"], r["quantity"]) for r in section["explained"]]
+    assert ("compact", "idle_median") in quantities and len(quantities) == 8
+    assert {r["strategy"] for r in section["models"]} == {"compact"}  # the time model stays
+    assert not section["unmodelled"] and section["figure"]

@@ -216,12 +216,13 @@ def explain(inputs, output: str, baseline: str, confidence: float) -> None:
 
 
 def models(runs: str, table: str, summary: str, extrap: str, horizon: int,
-           pus: dict[str, int], log: str) -> None:
+           pus: dict[str, int], log: str, explain: str | None = None) -> None:
     """The models rule: Extra-P's scalability models of the campaign's runs
-    (:func:`stats.models.models`); without a working Extra-P, one line says so and the
-    campaign goes on without models."""
+    (:func:`stats.models.models`), and of the explained quantities of ``explain`` (the
+    explain table, when the campaign has one); without a working Extra-P, one line says so
+    and the campaign goes on without models."""
     text = scalability_models(read_runs([Path(runs)]), Path(extrap), horizon, pus,
-                              Path(table), Path(summary))
+                              Path(table), Path(summary), Path(explain) if explain else None)
     Path(log).write_text(text)
     if text.startswith("no scalability models"):
         print(f"WARNING: {text.splitlines()[0]}", flush=True)
