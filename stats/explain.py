@@ -31,7 +31,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from affinity.measure.stopping import median_interval
-from affinity.results.runs import RunRecord
+from affinity.results.runs import RunRecord, write_table
 
 SYNC = ("barrier_implicit", "barrier_explicit", "taskwait", "taskgroup", "reduction",
         "other_sync")
@@ -168,14 +168,8 @@ def explain_table(rows: list[dict], runs: list[RunRecord], baseline: str = "os",
 
 def write_explain(table: list[dict], path: Path) -> None:
     """Write the table as CSV (empty cells for what is unknown)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, COLUMNS)
-        writer.writeheader()
-        for row in table:
-            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in COLUMNS})
-    tmp.replace(path)
+    write_table(path, COLUMNS, ({k: ("" if row.get(k) is None else row.get(k)) for k in COLUMNS}
+                                for row in table))
 
 
 def read_explain(path: Path) -> list[dict]:

@@ -125,12 +125,17 @@ def read_runs(paths: list[Path]) -> list[RunRecord]:
     return records
 
 
-def write_runs(records: list[RunRecord], path: Path) -> None:
-    """Write a runs table, rows in the given order, atomically (no reader sees half a file)."""
+def write_table(path: Path, columns: list[str], rows) -> None:
+    """Write CSV rows (dicts) under a header, atomically: no reader sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, RUN_COLUMNS)
+        writer = csv.DictWriter(handle, columns)
         writer.writeheader()
-        writer.writerows(record.as_row() for record in records)
+        writer.writerows(rows)
     os.replace(tmp, path)
+
+
+def write_runs(records: list[RunRecord], path: Path) -> None:
+    """Write a runs table, rows in the given order (:func:`write_table`)."""
+    write_table(path, RUN_COLUMNS, (record.as_row() for record in records))
