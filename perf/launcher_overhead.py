@@ -8,8 +8,9 @@ For each program, three kinds of runs alternate, so machine noise hits them alik
 - **bare Python**: the same from this process with ``os.posix_spawn`` + ``os.wait4``,
   timed with ``time.monotonic_ns`` (shown for comparison: Python's call costs a few µs more);
 - **launcher**: one run as a measurement job does it, ``measure_one`` (fixed environment,
-  ASLR off, parent-death signal, own session, affinity display, output kept, rusage, the
-  exited program's CPUs, ``/proc/stat`` before and after, output parsed, binding verified)
+  ASLR off, parent-death signal, own process group, affinity display, rusage, the exited
+  program's CPUs, ``/proc/stat`` before and after, output parsed and kept compressed as a
+  campaign keeps it, binding verified)
   then ``Journal.append`` of its row (written and fsynced, as before every next run).
 
 All three run the program with the environment a run gets (``run_environment``: the same
@@ -124,7 +125,7 @@ def compare(name: str, argv: list[str], runs: int, work: Path, timer: Path,
             found["bare_c"].append(bare_c.run())
             found["bare_py"].append(bare_python(argv, env, devnull))
             start = time.monotonic_ns()
-            record = measure_one(job, "compact", rep, rep, launcher)
+            record = measure_one(job, "compact", rep, rep, launcher, work / "outputs")
             journaling = time.monotonic_ns()
             journal.append(record.as_row())
             end = time.monotonic_ns()

@@ -19,7 +19,7 @@ from affinity.results.layout import Layout
 from reports.campaign_data import warning_notes
 from reports.overview import FLAT_COLUMNS, flat_rows
 from stats.cells import WARNINGS
-from stats.tables import PRECISION, SUMMARY_COLUMNS
+from stats.tables import PRECISION, SUMMARY_COLUMNS, significant_share
 
 
 #: What a standalone SVG file starts with (the inline figures have it cut off).
@@ -114,19 +114,14 @@ def summary_markdown(summary: list[dict], meta: dict[str, str]) -> str:
               f"benchmarks for ±{PRECISION:g}", "notes"]
     body = []
     for row, mark in zip(summary, marks):
-        def share(stat: str) -> str:
-            if row[f"significant_{stat}"] is None:
-                return "–"
-            return (f"{row[f'significant_{stat}']}/{row['benchmarks']} "
-                    f"[{row[f'significant_{stat}_low']:.2f}; {row[f'significant_{stat}_high']:.2f}]")
-
         def speedup(stat: str) -> str:
             value, geo = row[f"overall_speedup_{stat}"], row[f"geomean_speedup_{stat}"]
             return "–" if value is None else f"{value:.4g} ({geo:.4g})"
         variance = ("–" if row["variance_min"] is None
                     else f"[{row['variance_min']:.3g}; {row['variance_max']:.3g}]")
         body.append([row["machine"], row["threads"], row["strategy"], speedup("mean"),
-                     speedup("median"), variance, share("mean"), share("median"),
+                     speedup("median"), variance, significant_share(row, "mean", "–"),
+                     significant_share(row, "median", "–"),
                      row["benchmarks_for_precision"], " ".join(f"[{n}]" for n in mark)])
     text = _md_meta("The study's summary tables", meta) + _md_table(header, body)
     return text + "".join(f"\n[{n}] prop.test: {note}" for n, note in enumerate(notes, 1)) + \

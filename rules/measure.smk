@@ -43,8 +43,6 @@ for place in PLACES:
             "measure {wildcards.bench} with {wildcards.n} threads: {params.command}"
         log:
             LAYOUT.log("{machine}", "measure", "{bench}", "{n}"),
-        benchmark:
-            LAYOUT.timing("measure", "{machine}", "{bench}", "{n}")
         run:
             spec = rule_bodies.with_ompt_tool(params.spec, MACHINES[wildcards.machine])
             cells = rule_bodies.cell_names(measure_jobs())  # for the campaign's time left

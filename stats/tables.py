@@ -163,6 +163,15 @@ def _fmt(value, digits: int = 4) -> str:
     return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
 
 
+def significant_share(row: dict, stat: str, missing: str = "-", sep: str = "; ") -> str:
+    """A summary row's benchmarks significantly faster by ``stat`` (mean, median): ``k/n``
+    with the interval of the share, ``missing`` when not tested."""
+    if row[f"significant_{stat}"] is None:
+        return missing
+    return (f"{row[f'significant_{stat}']}/{row['benchmarks']} "
+            f"[{row[f'significant_{stat}_low']:.2f}{sep}{row[f'significant_{stat}_high']:.2f}]")
+
+
 def tables_text(summary: list[dict], baseline: str, confidence: float) -> str:
     """The summary tables as printed at the end of a campaign: every figure of Tables 1-3,
     the number of benchmarks for a share known to ±:data:`PRECISION` included, and each
@@ -177,17 +186,13 @@ def tables_text(summary: list[dict], baseline: str, confidence: float) -> str:
     lines.append(header)
     marks, notes = footnotes([split_warnings(row["warnings"]) for row in summary])
     for row, mark in zip(summary, marks):
-        def share(stat: str) -> str:
-            if row[f"significant_{stat}"] is None:
-                return "-"
-            return (f"{row[f'significant_{stat}']}/{row['benchmarks']} "
-                    f"[{row[f'significant_{stat}_low']:.2f};{row[f'significant_{stat}_high']:.2f}]")
         variance = f"[{_fmt(row['variance_min'], 3)} ; {_fmt(row['variance_max'], 3)}]"
         lines.append(
             f"{row['machine']:<12} {row['threads']:>4} {row['strategy']:<13} "
             f"{_fmt(row['overall_speedup_mean'], 4):>6} {_fmt(row['geomean_speedup_mean'], 4):>6} "
             f"{_fmt(row['overall_speedup_median'], 4):>6} {_fmt(row['geomean_speedup_median'], 4):>6} "
-            f"{variance:>22} {share('mean'):>22} {share('median'):>22} "
+            f"{variance:>22} {significant_share(row, 'mean', '-', ';'):>22} "
+            f"{significant_share(row, 'median', '-', ';'):>22} "
             f"{_fmt(row['benchmarks_for_precision']):>5}  "
             f"{' '.join(f'[{n}]' for n in mark)}".rstrip())
     lines += [f"[{n}] prop.test: {note}" for n, note in enumerate(notes, start=1)]

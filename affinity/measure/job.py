@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import hashlib
 import json
 import os
@@ -101,15 +102,25 @@ class Job:
     #: benchmark's ``sequential`` command or None}. Not part of the timing fingerprint.
     explain: dict | None = None
 
+    @property
+    def binary_path(self) -> str:
+        """The benchmark's binary, as an absolute path."""
+        return os.path.abspath(self.binary or self.argv[0])
+
+    @functools.cached_property
+    def binary_digest(self) -> str:
+        """SHA-256 of the binary's bytes, read once per job (every fingerprint holds it)."""
+        return hashlib.sha256(Path(self.binary_path).read_bytes()).hexdigest()
+
     def fingerprint_parts(self) -> dict[str, str]:
         """A hash of each thing that defines the measurement: the binary's bytes, the
         command (arguments, environment, how a run is judged), the plan (repetitions, order,
         merged strategies, stopping rule) and each strategy's placement (only its PUs:
         a re-trace that moves no thread changes none of these)."""
-        binary = os.path.abspath(self.binary or self.argv[0])
+        binary = self.binary_path
         argv = ["{binary}" if os.path.abspath(arg) == binary else arg for arg in self.argv]
         parts = {
-            "binary": hashlib.sha256(Path(binary).read_bytes()).hexdigest(),
+            "binary": self.binary_digest,
             "command": _digest([argv, self.env, self.validate, self.time_regex,
                                 self.timeout_s, sorted(self.exit_status), self.metrics]),
             "plan": _digest([self.machine, self.benchmark, self.threads, self.repetitions,
@@ -129,8 +140,7 @@ class Job:
         """The hash journals were written with before :meth:`fingerprint_parts` (the whole
         placement records, the command as given with a relative binary path), so that they
         resume. ``merged=False``: as written before identical placements were merged."""
-        binary = os.path.abspath(self.binary or self.argv[0])
-        digest = hashlib.sha256(Path(binary).read_bytes()).hexdigest()
+        binary, digest = self.binary_path, self.binary_digest
         fields = {name: getattr(self, name) for name in MEASUREMENT_FIELDS}
         fields["argv"] = [os.path.relpath(arg) if os.path.isabs(arg) and arg == binary else arg
                           for arg in self.argv]
@@ -338,9 +348,9 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
     asked = time.monotonic()
     with MachineLock(lock_path, lambda line: say(f"{label} {line}")):
         account["lock_wait_s"] += time.monotonic() - asked
-        older = job.resumable()
-        with Journal(journal_path, job.fingerprint(), also=older,
-                     header={"timer": TIMER, "parts": job.fingerprint_parts()}) as journal, \
+        older, parts = job.resumable(), job.fingerprint_parts()
+        with Journal(journal_path, _digest(parts), also=older,
+                     header={"timer": TIMER, "parts": parts}) as journal, \
                 Launcher() as launcher:
             if journal.set_aside:
                 say(f"{label} WARNING: the measurement changed ({journal.changed}): "
@@ -558,7 +568,7 @@ class _ExplainedRuns:
         if kind == "explained":
             row["stands_for"] = " ".join(self.stands_for.get(strategy, []))
         row.update(kind=kind, ompt=ompt,
-                   runtime=explaining.runtime_used(ompt, job.binary or job.argv[0])
+                   runtime=explaining.runtime_used(ompt, job.binary_path)
                    if kind == "explained" else "")
         self.journal.append(row)
         if not row["ok"] and not self.warned:

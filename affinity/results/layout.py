@@ -198,15 +198,17 @@ class Layout:
         return "/".join(parts) + ".tsv"
 
     def account(self, machine: str, bench: str, threads) -> str:
-        """Where a measurement job's time went, by its measuring process (JSON beside the
-        job's timing file: start-up, lock, runs, quiet waits)."""
+        """Where a measurement job's time went, by its measuring process (JSON, its timing
+        file: the process's age, start-up, lock, runs, quiet waits)."""
         return self.timing("measure", machine, bench, threads)[:-len(".tsv")] + ".json"
 
     def timing_files(self) -> list[tuple[str, Path]]:
-        """Every job's timing file on disk, with its stage."""
+        """Every job's timing file on disk, with its stage: Snakemake's ``.tsv`` files, and
+        the measurement jobs' accounts (``.json``: no ``benchmark:`` sampler runs beside a
+        measurement)."""
         base = Path(self.root) / "timings"
         return [(path.relative_to(base).with_suffix("").parts[0], path)
-                for path in sorted(base.rglob("*.tsv"))]
+                for path in sorted([*base.rglob("*.tsv"), *base.glob("measure/**/*.json")])]
 
     # --- reading back what exists ------------------------------------------------------------
     def placement_files(self, machine: str) -> list[tuple[PlacementKey, Path]]:

@@ -250,16 +250,19 @@ def set_aside(layout: Layout, machines: list[str]) -> list[str]:
 
 def job_timings(layout: Layout, since: float) -> list[tuple[str, Path, float, float]]:
     """(stage, timing file, seconds, end time stamp) of each job of this call: the timing
-    files (Snakemake's ``benchmark:`` directive, :meth:`Layout.timing`) written since
-    ``since`` (a time stamp); Snakemake writes each when its job ends."""
+    files (Snakemake's ``benchmark:`` directive, :meth:`Layout.timing`; a measurement job's
+    account, :meth:`Layout.account`) written since ``since`` (a time stamp), each when its
+    job ends."""
     found = []
     for stage, path in layout.timing_files():
         try:
             ended = path.stat().st_mtime
             if ended < since:
                 continue
-            seconds = float(path.read_text().splitlines()[1].split("\t")[0])
-        except (OSError, IndexError, ValueError):
+            text = path.read_text()
+            seconds = float(json.loads(text)["process_s"] if path.suffix == ".json"
+                            else text.splitlines()[1].split("\t")[0])
+        except (OSError, IndexError, KeyError, ValueError):
             continue
         found.append((stage, path, seconds, ended))
     return found
@@ -306,13 +309,7 @@ def where_time_went(jobs: list[tuple[str, Path, float, float]], since: float,
         by_stage[stage] = by_stage.get(stage, 0.0) + seconds
         if stage != "measure":
             continue
-        try:
-            account = json.loads(path.with_suffix(".json").read_text())
-        except (OSError, ValueError):
-            account = None
-        if not account or path.with_suffix(".json").stat().st_mtime < since:
-            measure["start_s"] += seconds  # no account: all of it counts as the launcher's
-            continue
+        account = json.loads(path.read_text())
         for key in ("runs", "measuring_s", "explained_s", "quiet_wait_s", "lock_wait_s"):
             measure[key] += account.get(key, 0)
         loop = account.get("loop_s", 0.0)
