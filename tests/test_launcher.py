@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from affinity import compiled
 from affinity.measure import launcher as launcher_module
 from affinity.measure import verify
 from affinity.measure.job import Job, measure_one, run_order
@@ -270,7 +271,7 @@ def test_a_dead_launcher_is_an_error_and_the_next_run_starts_another():
 
 
 def test_without_a_c_compiler_the_launcher_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(launcher_module.shutil, "which", lambda name: None)
+    monkeypatch.setattr(compiled.shutil, "which", lambda name: None)
     with pytest.raises(LauncherError, match="needs a C compiler.*gcc"):
         launcher_module.c_compiler()
 

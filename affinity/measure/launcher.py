@@ -8,12 +8,10 @@ system calls: ``personality(ADDR_NO_RANDOMIZE)``, ``PR_SET_PDEATHSIG``, ``setpgi
 output redirections. Python's ``subprocess`` with a ``preexec_fn`` (the way before) forks
 the whole interpreter and runs Python in the child: about 2 ms more per run.
 
-The launcher is built with the system's C compiler (``gcc``, ``cc`` or ``clang``) the
-first time a process needs it, into ``affinity/measure/build/`` under a name that holds
-the hash of its source and build command (so a changed source is a new binary), under a
-lock shared by concurrent processes. There is no fallback without a compiler: pinbench
-needs one to build its benchmarks anyway, and runs timed another way would carry another
-constant cost, which a resumed journal would then mix.
+The launcher is built with the system's C compiler the first time a process needs it,
+into ``affinity/measure/build/`` (:mod:`affinity.compiled`). There is no fallback without
+a compiler: runs timed another way would carry another constant cost, which a resumed
+journal would then mix.
 
 Parent-death chain: the launcher sets ``PR_SET_PDEATHSIG`` (SIGKILL) on itself at start
 and checks its parent is still the measuring process, and each program sets it too: if the
@@ -22,18 +20,15 @@ measuring process dies, the launcher dies, and with it the program.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import os
-import shutil
 import subprocess
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from affinity import compiled
+
 SOURCE = Path(__file__).resolve().parent / "launcher.c"
-BUILD = Path(__file__).resolve().parent / "build"
 CFLAGS = ("-O2", "-std=gnu11", "-Wall", "-Wextra")
 #: Version of the way runs are timed, written in new journals' headers.
 TIMER = "c-launcher-1"
@@ -47,41 +42,12 @@ class LauncherError(RuntimeError):
 
 def c_compiler() -> str:
     """The path of the C compiler the launcher is built with."""
-    for cc in (os.environ.get("PINBENCH_LAUNCHER_CC", ""), "gcc", "cc", "clang"):
-        path = shutil.which(cc) if cc else None
-        if path:
-            return path
-    raise LauncherError("building the launcher needs a C compiler, none found "
-                        "(install the Debian package gcc, as scripts/setup.sh does)")
+    return compiled.c_compiler("the launcher", LauncherError)
 
 
 def build() -> Path:
     """The launcher binary, compiled now if this source and command have not been yet."""
-    cc = c_compiler()
-    source = SOURCE.read_bytes()
-    key = hashlib.sha256(source + "\0".join([cc, *CFLAGS]).encode()).hexdigest()[:16]
-    binary = BUILD / f"pinbench-launcher-{key}"
-    if binary.exists():
-        return binary
-    BUILD.mkdir(parents=True, exist_ok=True)
-    with open(BUILD / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if binary.exists():  # built by another process meanwhile
-            return binary
-        with tempfile.TemporaryDirectory(dir=BUILD) as tmp:
-            out = Path(tmp) / binary.name
-            proc = subprocess.run([cc, *CFLAGS, "-o", str(out), str(SOURCE)],
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                lines = [line for line in proc.stderr.splitlines() if line.strip()]
-                first = next((line for line in lines if "error" in line), lines[0] if lines else "")
-                raise LauncherError(f"building the launcher failed ({Path(cc).name}): {first}")
-            os.replace(out, binary)
-        for old in BUILD.glob("pinbench-launcher-*"):  # of older sources (running ones go on)
-            if old != binary:
-                with contextlib.suppress(OSError):
-                    old.unlink()
-    return binary
+    return compiled.compiled(SOURCE, "pinbench-launcher", CFLAGS, "the launcher", LauncherError)
 
 
 @dataclass

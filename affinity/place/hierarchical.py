@@ -57,9 +57,12 @@ began, so the bounds above hold.
 Cost: the five strategies' (METIS partitions and the matching; shared with
 them through ``memo`` when they were placed for the same matrix), plus one
 partition per domain of the tree and, per refined start, O(N^2) to build the
-per-level affinity sums and O(N^2) per refinement pass for N threads: for
-1024 threads on this shared 2-core machine, about 0.6-1 s with a sparse
-matrix and 1.2-2 s with a dense one, a third of it refinement
+per-level affinity sums and O(N^2) per refinement pass for N threads (the
+search runs in C, ``refinement.c``: a few milliseconds per pass at 1,024
+threads). For 1,024 threads on this shared 2-core machine (load about 3):
+0.3-0.85 s with planted, stencil and sparse matrices, 0.9-1.4 s with dense
+ones, now nearly all of it METIS (the study's partitions and the top-down
+ones), the partitions' Python swap refinement and the matching
 (perf/eagermap_compare.py).
 """
 from __future__ import annotations
