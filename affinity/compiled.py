@@ -10,7 +10,9 @@ needs a C compiler to build its benchmarks anyway, so there is no fallback witho
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
+import functools
 import hashlib
 import os
 import shutil
@@ -60,3 +62,14 @@ def compiled(source: Path, stem: str, flags: tuple[str, ...], what: str,
                 with contextlib.suppress(OSError):
                     old.unlink()
     return out
+
+
+#: How the placement's hot loops are built: a shared library that ctypes loads.
+LIBRARY_FLAGS = ("-O2", "-std=gnu11", "-Wall", "-Wextra", "-shared", "-fPIC")
+
+
+@functools.lru_cache(maxsize=None)
+def library(source: Path, what: str, error: type[Exception]) -> ctypes.CDLL:
+    """``source`` (a C file beside the module calling it) built as a shared library and
+    loaded, once per process; ``error`` when it cannot be built."""
+    return ctypes.CDLL(str(compiled(source, f"lib{source.stem}", LIBRARY_FLAGS, what, error)))

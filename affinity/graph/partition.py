@@ -23,11 +23,13 @@ affinity between parts, the *cut*, is as small as possible. Three stages:
    Mattheyses): moves of one item to a part with room and swaps of two items
    between parts, each kept only if it lowers the cut and respects the
    capacities. Each pass computes every move's gain and a bound on every
-   item's swaps at once (O(n k) with numpy), the exact swaps (O(n) each) only
+   item's swaps at once (O(n k)), the exact swaps (O(n) each) only
    of the items whose bound is positive, then applies the best candidate of
    every item in decreasing order of gain, each re-checked against the current
    state. Gains are integers, so the cut strictly decreases and the search
-   ends, at a partition no single move or swap improves.
+   ends, at a partition no single move or swap improves. This stage runs in C
+   (``partition.c``, built on demand by :mod:`affinity.compiled`): the same steps
+   in the same order as the numpy version it replaced (issue 16).
 
 Time: METIS O(edges) plus, per refinement pass, O(n k) and O(n) per item
 that may swap (a swap within one part gains -2 w <= 0, so with equal sizes no
@@ -35,12 +37,18 @@ swap is masked).
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pymetis
 
+from affinity import compiled
 from affinity.graph.edges import METIS_BOUND, integer_matrix
+
+SOURCE = Path(__file__).resolve().parent / "partition.c"
 
 
 class PartitionError(ValueError):
@@ -125,101 +133,22 @@ def _repair(weights: np.ndarray, sizes: np.ndarray, caps: np.ndarray,
 
 def _refine(weights: np.ndarray, sizes: np.ndarray, caps: np.ndarray,
             parts: np.ndarray) -> np.ndarray:
-    state = _Parts(weights.astype(float), sizes, caps, parts.copy())
-    while True:
-        move_gain, best_move, swap_gain, best_swap = state.gains()
-        gain = np.maximum(move_gain, swap_gain)
-        applied = False
-        for a in np.argsort(-gain, kind="stable"):
-            if gain[a] <= 0:
-                break
-            if move_gain[a] >= swap_gain[a]:
-                applied |= state.move(a, best_move[a])
-            else:
-                applied |= state.swap(a, best_swap[a])
-        if not applied:
-            return state.parts
+    """Stage 3 (module doc), in C: ``partition.c``."""
+    refined = np.array(parts, dtype=np.int64)
+    if _library().refine_parts(len(weights), len(caps), np.array(weights, dtype=np.float64),
+                               np.ascontiguousarray(sizes, dtype=np.int64),
+                               np.ascontiguousarray(caps, dtype=np.int64), refined):
+        raise MemoryError(f"refining a partition of {len(weights)} items")
+    return refined
 
 
-class _Parts:
-    """A partition under refinement: parts, loads, and each item's affinity to each part."""
-
-    def __init__(self, weights: np.ndarray, sizes: np.ndarray, caps: np.ndarray,
-                 parts: np.ndarray):
-        self.w, self.sizes, self.caps, self.parts = weights, sizes, caps, parts
-        self.load = np.bincount(parts, sizes, minlength=len(caps)).astype(np.int64)
-        self.affinity = weights @ np.eye(len(caps))[parts]  # [i, p]: weight between i and part p
-        self.twice_w = 2 * weights
-        self.mixed_sizes = bool(np.any(sizes != sizes[0]))
-
-    def gains(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Each item's best move and best swap: (move gain, its part, swap gain, its partner).
-
-        A gain is the cut's decrease; -inf where nothing is allowed. A swap of a
-        and b gains g_a(part b) + g_b(part a) - 2 w[a][b] <= g_a(part b) + g_b(part a),
-        g_x(p) the gain of moving x alone to p: only the items whose bound
-        max over parts q of (g_a(q) + the best g_b(part a) of b in q) is positive get
-        their row of swaps evaluated (O(n) each, O(n k) for all the bounds); the
-        others' best swap gains at most 0, so the steps taken are the same.
-        """
-        parts, sizes, caps, load = self.parts, self.sizes, self.caps, self.load
-        items = np.arange(len(parts))
-        own = self.affinity[items, parts]
-        alone = self.affinity - own[:, None]  # g_a(p), every part
-        move = alone.copy()
-        move[load[None, :] + sizes[:, None] > caps[None, :]] = -np.inf
-        move[items, parts] = -np.inf
-        best_move = move.argmax(axis=1)
-        # into[q, p]: the best g_b(p) of an item b in part q
-        into = np.full((len(caps), len(caps)), -np.inf)
-        np.maximum.at(into, parts, alone)
-        bound = alone + into.T[parts]  # [a, q]: g_a(q) + into[q, part a]
-        bound[items, parts] = -np.inf
-        rows = np.flatnonzero(bound.max(axis=1) > 0)
-        swap_gain, best_swap = np.full(len(parts), -np.inf), np.zeros(len(parts), dtype=np.int64)
-        if rows.size:
-            # [a, b]: b's affinity to a's part. A swap inside one part gains -2 w[a][b] <= 0,
-            # never applied, so with equal sizes no swap needs to be forbidden.
-            swap = self.affinity[:, parts[rows]].T + self.affinity[rows][:, parts]
-            swap -= own[rows, None]
-            swap -= own[None, :]
-            swap -= self.twice_w[rows]
-            if self.mixed_sizes:
-                grow = sizes[None, :] - sizes[rows, None]  # load change of a's part
-                forbidden = parts[rows, None] == parts[None, :]
-                forbidden |= load[parts[rows]][:, None] + grow > caps[parts[rows]][:, None]
-                forbidden |= load[parts][None, :] - grow > caps[parts][None, :]
-                swap[forbidden] = -np.inf
-            best_swap[rows] = swap.argmax(axis=1)
-            swap_gain[rows] = swap[np.arange(len(rows)), best_swap[rows]]
-        return move[items, best_move], best_move, swap_gain, best_swap
-
-    def move(self, a: int, target: int) -> bool:
-        """Move item a to part ``target`` if it still fits there and still lowers the cut."""
-        source = self.parts[a]
-        if (source == target or self.load[target] + self.sizes[a] > self.caps[target]
-                or self.affinity[a, target] <= self.affinity[a, source]):
-            return False
-        self._relocate(a, target)
-        return True
-
-    def swap(self, a: int, b: int) -> bool:
-        """Swap items a and b if they are in different parts and the swap still fits and pays."""
-        pa, pb = self.parts[a], self.parts[b]
-        grow = self.sizes[b] - self.sizes[a]
-        if pa == pb or self.load[pa] + grow > self.caps[pa] or self.load[pb] - grow > self.caps[pb]:
-            return False
-        aff = self.affinity
-        if aff[a, pb] - aff[a, pa] + aff[b, pa] - aff[b, pb] - 2 * self.w[a, b] <= 0:
-            return False
-        self._relocate(a, pb)
-        self._relocate(b, pa)
-        return True
-
-    def _relocate(self, item: int, target: int) -> None:
-        source = self.parts[item]
-        self.affinity[:, source] -= self.w[:, item]
-        self.affinity[:, target] += self.w[:, item]
-        self.load[source] -= self.sizes[item]
-        self.load[target] += self.sizes[item]
-        self.parts[item] = target
+@functools.lru_cache(maxsize=1)
+def _library() -> ctypes.CDLL:
+    """``partition.c``, built now if not yet, its entry point typed."""
+    lib = compiled.library(SOURCE, "the partition refinement", PartitionError)
+    longs = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
+    lib.refine_parts.argtypes = [ctypes.c_int, ctypes.c_int,
+                                 np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS"),
+                                 longs, longs, longs]
+    lib.refine_parts.restype = ctypes.c_int
+    return lib

@@ -66,7 +66,6 @@ from affinity import compiled
 GIVE_UP_MARGIN = 4.0
 
 SOURCE = Path(__file__).resolve().parent / "refinement.c"
-CFLAGS = ("-O2", "-std=gnu11", "-Wall", "-Wextra", "-shared", "-fPIC")
 
 
 class RefinementError(RuntimeError):
@@ -119,8 +118,7 @@ def level_groups(costs: np.ndarray) -> list[np.ndarray]:
 @functools.lru_cache(maxsize=1)
 def _library() -> ctypes.CDLL:
     """``refinement.c``, built now if not yet, its entry point typed."""
-    lib = ctypes.CDLL(str(compiled.compiled(SOURCE, "librefinement", CFLAGS,
-                                            "the placement refinement", RefinementError)))
+    lib = compiled.library(SOURCE, "the placement refinement", RefinementError)
     ints, doubles = np.ctypeslib.ndpointer(np.int32), np.ctypeslib.ndpointer(np.float64)
     lib.refine.argtypes = [ctypes.c_int] * 3 + [doubles, ints, ints,
                                                 np.ctypeslib.ndpointer(np.uint8), ints,
