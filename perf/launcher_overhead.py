@@ -9,9 +9,9 @@ For each program, three kinds of runs alternate, so machine noise hits them alik
   timed with ``time.monotonic_ns`` (shown for comparison: Python's call costs a few µs more);
 - **launcher**: one run as a measurement job does it, ``measure_one`` (fixed environment,
   ASLR off, parent-death signal, own process group, affinity display, rusage, the exited
-  program's CPUs, ``/proc/stat`` before and after, output parsed and kept compressed as a
-  campaign keeps it, binding verified)
-  then ``Journal.append`` of its row (written and fsynced, as before every next run).
+  program's CPUs, ``/proc/stat`` before and after, output parsed, binding verified, output
+  appended compressed to the job's runs file as a campaign keeps it)
+  then ``Journal.append`` of its row (written and made durable, as before every next run).
 
 All three run the program with the environment a run gets (``run_environment``: the same
 ``OMP_PLACES`` binding and affinity display). Prints the medians (then the 10th
@@ -36,6 +36,7 @@ from pathlib import Path
 from affinity.measure.job import Job, measure_one, run_environment
 from affinity.measure.journal import Journal
 from affinity.measure.launcher import Launcher, c_compiler
+from affinity.measure.outputs import Outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED_TARGET, WHOLE_TARGET = 1.05, 1.5
@@ -115,7 +116,9 @@ def compare(name: str, argv: list[str], runs: int, work: Path, timer: Path,
               validate="", time_regex=None, timeout_s=60, repetitions=runs, seed=0,
               order="back-to-back", placements={"compact": {"strategy": "compact", "pus": pus}})
     env = run_environment(job, pus)
-    journal = Journal(work / f"{len(list(work.iterdir()))}.jsonl", "perf")
+    index = len(list(work.glob("*.jsonl")))
+    journal = Journal(work / f"{index}.jsonl", "perf")
+    outputs = Outputs(work / f"{index}.outputs", journal.runs)
     bare_c = BareTimer(timer, argv, env)
     devnull = os.open(os.devnull, os.O_RDWR)
     found: dict[str, list[float]] = {k: [] for k in ("bare_c", "bare_py", "recorded", "whole",
@@ -125,7 +128,7 @@ def compare(name: str, argv: list[str], runs: int, work: Path, timer: Path,
             found["bare_c"].append(bare_c.run())
             found["bare_py"].append(bare_python(argv, env, devnull))
             start = time.monotonic_ns()
-            record = measure_one(job, "compact", rep, rep, launcher, work / "outputs")
+            record = measure_one(job, "compact", rep, rep, launcher, outputs)
             journaling = time.monotonic_ns()
             journal.append(record.as_row())
             end = time.monotonic_ns()
@@ -136,6 +139,7 @@ def compare(name: str, argv: list[str], runs: int, work: Path, timer: Path,
     finally:
         bare_c.close()
         journal.close()
+        outputs.close()
         os.close(devnull)
     return found
 
@@ -165,7 +169,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=200, help="runs of each kind per program")
     args = parser.parse_args()
     (ROOT / "results").mkdir(exist_ok=True)
-    # the journal where a campaign's goes: results/ (its fsync costs what a campaign's does)
+    # the journal where a campaign's goes: results/ (its fdatasync costs what a campaign's does)
     with tempfile.TemporaryDirectory(dir=ROOT / "results", prefix=".perf-") as tmp, \
             Launcher() as launcher:
         work = Path(tmp)
