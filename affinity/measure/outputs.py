@@ -1,7 +1,9 @@
 """Each run's output, kept (compressed, bounded) so that what was read from it can be checked.
 
-One file per measurement job, ``<root>/<fingerprint>/runs.txt.gz`` (:func:`folder`), opened
-once by :class:`Outputs` and appended to: one gzip member per run, holding
+One file per measurement job, ``<root>/<fingerprint>/runs.txt.gz`` (:func:`folder`: the
+first 16 hex digits of its journal's fingerprint), opened once by :class:`Outputs` and
+appended to with one ``write`` per run (about 20 us with the compression, where creating a
+file per run cost 0.15-0.3 ms): one gzip member per run, holding
 ``== run <strategy> r<repetition>``, the exit status, then the last :data:`KEEP_BYTES` of the
 program's standard output and of its standard error. Gzip members one after another are one
 gzip stream: ``zcat`` shows every run in the order they ran. Each member ends with the CRC
