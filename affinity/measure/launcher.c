@@ -24,7 +24,8 @@
  * and gives its rusage. Before the clone and after the reaping (outside the span) the
  * machine's CPU time is sampled from /proc/stat (kept open: one pread each), with this
  * launcher's own CPU time and its reaped children's, so the caller can tell what other
- * processes used during the run.
+ * processes used during the run; after a run shorter than SHORTEST_SHARE_NS (too short for a
+ * share: affinity.measure.system.shortest_share_s) the first sample is sent twice instead.
  *
  * Request: an 8-byte little-endian length, then that many bytes of NUL-terminated fields:
  *   timeout_ns, output_limit, executable path, argc, argv[0..argc), envc, env[0..envc).
@@ -37,7 +38,7 @@
  * started (wait_status is then 0 and the times are 0); exit_cpus is "-" when unknown
  * (timeout, or the kernel did not say).
  *
- * Usage: pinbench-launcher PARENT_PID [EXIT_READ_DELAY_US]
+ * Usage: pinbench-launcher PARENT_PID SHORTEST_SHARE_NS [EXIT_READ_DELAY_US]
  * (the delay, for tests only, sleeps after the read of the exited program's CPUs, to show
  * that the read is left out of the wall time).
  */
@@ -323,12 +324,14 @@ static long split(char *data, size_t size, char **fields, long max)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PARENT_PID [EXIT_READ_DELAY_US]\n", argv[0]);
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s PARENT_PID SHORTEST_SHARE_NS [EXIT_READ_DELAY_US]\n",
+                argv[0]);
         return 2;
     }
     pid_t parent = (pid_t)atol(argv[1]);
-    long delay_us = argc > 2 ? atol(argv[2]) : 0;
+    int64_t shortest_share_ns = atoll(argv[2]);
+    long delay_us = argc > 3 ? atol(argv[3]) : 0;
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 || getppid() != parent)
         return 1; /* the measuring process died before we could tie ourselves to it */
     sigset_t none;
@@ -400,7 +403,9 @@ int main(int argc, char **argv)
         cpu_times(stat_fd, &busy0, &total0);
         int64_t own0 = own_cpu_us();
         run_program(&c, timeout_ns, delay_us, &mask, &o);
-        cpu_times(stat_fd, &busy1, &total1);
+        busy1 = busy0, total1 = total0;
+        if (o.wall_ns >= shortest_share_ns)
+            cpu_times(stat_fd, &busy1, &total1);
         int64_t own1 = own_cpu_us();
         size_t out_size, err_size;
         tail(out_fd, output_limit, &out_buf, &out_capacity, &out_size);

@@ -32,6 +32,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from affinity.measure.system import shortest_share_s
+
 SOURCE = Path(__file__).resolve().parent / "launcher.c"
 BUILD = Path(__file__).resolve().parent / "build"
 CFLAGS = ("-O2", "-std=gnu11", "-Wall", "-Wextra")
@@ -113,7 +115,7 @@ class Launcher:
     """
 
     def __init__(self, exit_read_delay_s: float = 0.0):
-        args = [str(build()), str(os.getpid())]
+        args = [str(build()), str(os.getpid()), str(round(shortest_share_s() * 1e9))]
         if exit_read_delay_s:
             args.append(str(round(exit_read_delay_s * 1e6)))
         try:
