@@ -17,6 +17,7 @@ from affinity.measure.job import Job, measure_one, run_order
 from affinity.measure.journal import Journal
 from affinity.measure.launcher import Launcher, LauncherError
 from affinity.measure.spawn import base_environment, run_once
+from affinity.measure.system import shortest_share_s
 
 TWO_PUS = sorted(os.sched_getaffinity(0))[:2]
 
@@ -99,6 +100,15 @@ def test_children_get_a_minimal_environment_without_aslr(monkeypatch):
 def test_a_program_that_cannot_start(tmp_path):
     result = run_once([str(tmp_path / "nothing")], base_environment(), 5)
     assert result.exit_status == 127 and "cannot start" in result.error
+
+
+def test_the_cpu_time_is_sampled_again_only_after_a_run_long_enough_for_a_share():
+    with Launcher() as launcher:
+        short = launcher.run("/bin/true", ["true"], base_environment(), 10, 0)
+        long = launcher.run("/bin/sleep", ["sleep", f"{shortest_share_s() * 1.5:.3f}"],
+                            base_environment(), 10, 0)
+    assert (short.busy_after, short.total_after) == (short.busy_before, short.total_before)
+    assert long.total_after > long.total_before
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -229,6 +239,7 @@ def _alive(pid: int) -> bool:
 MEASURING_PROCESS = """
 import sys
 from affinity.measure.spawn import base_environment, run_once
+from affinity.measure.system import shortest_share_s
 from affinity.measure import launcher
 print(launcher.shared().pid, flush=True)
 run_once(["/bin/sh", "-c", "echo $$ > " + sys.argv[1] + "; exec sleep 60"], base_environment(), 60)

@@ -1,5 +1,6 @@
 """A measurement job: identical placements measured once (and old journals resumed as they
 were), and the quiet policy (a run beside a CPU burner is waited for or marked)."""
+import gzip
 import json
 import subprocess
 import sys
@@ -7,6 +8,7 @@ import time
 
 from test_launcher import TWO_PUS, job
 
+from affinity.measure import outputs
 from affinity.measure.job import run_job
 from affinity.measure.journal import Journal
 from affinity.measure.launcher import TIMER
@@ -36,6 +38,33 @@ def test_identical_placements_are_measured_once_and_named(spin_binaries, tmp_pat
     assert not any("measuring anyway" in line for line in said)  # max_wait_s 0: no waiting
     header = json.loads((tmp_path / "j.jsonl").read_text().splitlines()[0])
     assert header["timer"] == TIMER  # how these runs were timed
+
+
+def test_each_run_output_is_kept_in_one_file_per_job_whose_torn_tail_is_cut(spin_binaries,
+                                                                            tmp_path):
+    """One gzip member per run (``zcat`` shows them all); a kill leaves a member cut short,
+    or a whole one whose run was never journaled: the reader ignores the first, and the job
+    resumed cuts both off."""
+    spec = job(spin_binaries["gcc"], PLACEMENTS, repetitions=2, quiet=QUIET)
+    records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
+                      silent, outputs=tmp_path / "out")
+    journal = Journal(tmp_path / "j.jsonl", spec.fingerprint())
+    journal.close()
+    kept = outputs.folder(tmp_path / "out", journal.fingerprint)
+    runs = kept / outputs.RUNS_FILE
+    texts = outputs.read(kept)
+    assert set(texts) == {(r.strategy, r.repetition) for r in records} == set(journal.runs)
+    assert all(text.startswith("== exit status 0\n== stdout\n") and "validation: OK" in text
+               for text in texts.values())
+    assert gzip.decompress(runs.read_bytes()).decode().count("== run ") == 6
+    size = runs.stat().st_size
+    with outputs.Outputs(kept, journal.runs) as more:  # killed after this, before the journal
+        more.keep("os", 2, 0, "late\n", "")
+    runs.write_bytes(runs.read_bytes() + gzip.compress(b"== run os r3\n== exit status 0")[:25])
+    assert outputs.read(kept) == texts | {("os", 2): "== exit status 0\n== stdout\nlate\n"
+                                                     "== stderr\n"}
+    outputs.Outputs(kept, journal.runs).close()
+    assert runs.stat().st_size == size and outputs.read(kept) == texts
 
 
 def test_a_journal_from_before_the_merge_goes_on_measuring_every_strategy(spin_binaries, tmp_path):

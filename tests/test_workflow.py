@@ -200,7 +200,7 @@ def test_remeasure_sets_the_job_aside_and_measures_it_again(tmp_path):
                            "--machine", "here", "--benchmark", "spin", "--threads", "2",
                            "--strategy", "compact"], capture_output=True, text=True, cwd=work)
     assert done.returncode == 0, done.stderr
-    assert "measures its whole job again" in done.stdout
+    assert "measures its whole job again" in done.stdout and "their outputs moved to" in done.stdout
     [stale] = (root / "here" / "journal" / "spin").glob("t2.jsonl.stale-*[0-9]")
     assert stale.read_text() == before and not journal.exists()
     why = json.loads(Path(f"{stale}.why").read_text())

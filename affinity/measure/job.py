@@ -35,6 +35,7 @@ those of the job without them, and no explained run ever enters the timing stati
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import functools
@@ -49,11 +50,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from affinity.measure import explain as explaining, verify
+from affinity.measure import explain as explaining, outputs as kept_outputs, verify
 from affinity.measure.journal import Journal
 from affinity.measure.launcher import TIMER, Launcher
 from affinity.measure.lock import DEFAULT_LOCK, MachineLock
-from affinity.measure.outputs import keep
 from affinity.measure.progress import Campaign, Progress
 from affinity.measure.spawn import RunResult, base_environment, run_once
 from affinity.measure.stopping import precise_enough, rounds_order
@@ -191,13 +191,20 @@ def run_environment(job: Job, pus: list[int] | None) -> dict[str, str]:
     return env
 
 
+@functools.cache
+def _governor_file(pu: int) -> str | None:
+    """The file of a PU's frequency governor; None when the kernel has none for it (looked up
+    once per process: a machine without cpufreq, a virtual one, does not grow it mid-job)."""
+    path = f"/sys/devices/system/cpu/cpu{pu}/cpufreq/scaling_governor"
+    return path if os.path.exists(path) else None
+
+
 def governor(pus: list[int] | None) -> str:
     """The CPU frequency governor of the PUs used (``unreadable`` when sysfs has none)."""
     found = set()
-    for pu in pus if pus is not None else [0]:
+    for path in filter(None, map(_governor_file, pus if pus is not None else [0])):
         try:  # os.open rather than pathlib: read before every run
-            fd = os.open(f"/sys/devices/system/cpu/cpu{pu}/cpufreq/scaling_governor",
-                         os.O_RDONLY)
+            fd = os.open(path, os.O_RDONLY)
         except OSError:
             continue
         try:
@@ -268,10 +275,10 @@ def metrics(job: Job, stdout: str) -> tuple[dict[str, float], list[str]]:
 
 
 def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
-                launcher: Launcher | None = None, outputs: Path | None = None,
-                wrap_env=None) -> RunRecord:
+                launcher: Launcher | None = None,
+                outputs: kept_outputs.Outputs | None = None, wrap_env=None) -> RunRecord:
     """Run one repetition of one strategy and return its record; keep its output in
-    ``outputs`` (:mod:`affinity.measure.outputs`) when given.
+    ``outputs`` (the job's runs file, :mod:`affinity.measure.outputs`) when given.
 
     ``launcher``: the launcher process that runs it (default: this process's own). The
     output is parsed and the binding verified once the program is reaped, after the clock.
@@ -286,7 +293,7 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
     result = run_once(job.argv, env, job.timeout_s, launcher)
     failure, validated, time_s, source, resolution = judge(job, result)
     if outputs is not None:
-        keep(outputs, strategy, repetition, result.exit_status, result.stdout, result.stderr)
+        outputs.keep(strategy, repetition, result.exit_status, result.stdout, result.stderr)
     values, missing = metrics(job, result.stdout)
     if missing and not failure:
         failure = (f"metric regex {job.metrics[missing[0]]!r} ({missing[0]}) found no number "
@@ -336,7 +343,8 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
             outputs: Path | None = None, explained: tuple[Path, Path] | None = None,
             campaign: Campaign | None = None, account: dict | None = None) -> list[RunRecord]:
     """Run (or resume) a measurement job and write its runs table to ``out``; keep each
-    run's output under ``outputs``, in a folder named after the journal's fingerprint.
+    run's output under ``outputs``, in a folder named after the journal's fingerprint
+    (:func:`affinity.measure.outputs.folder`).
 
     ``explained``: (journal, table) of the explained runs, when ``job.explain`` asks for
     them (:mod:`affinity.results.explained` reads the table); ``campaign``: the campaign's
@@ -357,9 +365,11 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                     f"{journal.set_aside_runs} finished runs set aside in {journal.set_aside}, "
                     "not used, and measured again")
             unmerged = len(older) == 2 and journal.fingerprint == older[1]
-            kept = outputs / journal.fingerprint[:16] if outputs is not None else None
-            with _ExplainedRuns(job, explained, journal.fingerprint, launcher, label,
-                                say) as extra:
+            with (kept_outputs.Outputs(kept_outputs.folder(outputs, journal.fingerprint),
+                                       journal.runs)
+                  if outputs is not None else contextlib.nullcontext()) as kept, \
+                    _ExplainedRuns(job, explained, journal.fingerprint, launcher, label,
+                                   say) as extra:
                 records = _run_journaled(job, journal, launcher, not unmerged, kept, label,
                                          say, extra, campaign, account)
         write_runs(records, out)
@@ -378,7 +388,7 @@ def new_account() -> dict:
 
 
 def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
-                   kept: Path | None, label: str, say,
+                   kept: kept_outputs.Outputs | None, label: str, say,
                    extra: "_ExplainedRuns | None" = None,
                    campaign: Campaign | None = None,
                    account: dict | None = None) -> list[RunRecord]:

@@ -18,12 +18,14 @@
  *   - exactly the environment of the request; no other descriptor (all are close-on-exec).
  *
  * Timing: CLOCK_MONOTONIC read just before the clone and when the child's pidfd says it has
- * exited; the kernel's list of CPUs the exited (unreaped) program's initial thread was last
- * allowed is then read from /proc/PID/status, outside the timed span; the clock runs again
- * around wait4, which reaps it and gives its rusage. Before the clone and after the reaping
- * (outside the span) the machine's CPU time is sampled from /proc/stat, with this
+ * exited; the CPUs the exited (unreaped) program's initial thread was last allowed are then
+ * asked of the kernel (sched_getaffinity of the zombie: its Cpus_allowed_list, less CPUs
+ * gone offline), outside the timed span; the clock runs again around wait4, which reaps it
+ * and gives its rusage. Before the clone and after the reaping (outside the span) the
+ * machine's CPU time is sampled from /proc/stat (kept open: one pread each), with this
  * launcher's own CPU time and its reaped children's, so the caller can tell what other
- * processes used during the run.
+ * processes used during the run; after a run shorter than SHORTEST_SHARE_NS (too short for a
+ * share: affinity.measure.system.shortest_share_s) the first sample is sent twice instead.
  *
  * Request: an 8-byte little-endian length, then that many bytes of NUL-terminated fields:
  *   timeout_ns, output_limit, executable path, argc, argv[0..argc), envc, env[0..envc).
@@ -36,7 +38,7 @@
  * started (wait_status is then 0 and the times are 0); exit_cpus is "-" when unknown
  * (timeout, or the kernel did not say).
  *
- * Usage: pinbench-launcher PARENT_PID [EXIT_READ_DELAY_US]
+ * Usage: pinbench-launcher PARENT_PID SHORTEST_SHARE_NS [EXIT_READ_DELAY_US]
  * (the delay, for tests only, sleeps after the read of the exited program's CPUs, to show
  * that the read is left out of the wall time).
  */
@@ -117,27 +119,17 @@ static int64_t own_cpu_us(void)
            tv_us(children.ru_stime);
 }
 
-/* The start of a (/proc) text file in buf, NUL-terminated; its length, or <= 0. */
-static ssize_t read_text(const char *path, char *buf, size_t size)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, size - 1);
-    close(fd);
-    if (n > 0)
-        buf[n] = 0;
-    return n;
-}
-
-/* The machine's busy and total CPU ticks from the first line of /proc/stat, as
+/* The machine's busy and total CPU ticks from the first line of /proc/stat (open as
+ * stat_fd: the kernel writes the file anew at each read from offset 0), as
  * affinity.measure.system.CpuTimes reads them. */
-static void cpu_times(int64_t *busy, int64_t *total)
+static void cpu_times(int stat_fd, int64_t *busy, int64_t *total)
 {
     char buf[512];
     *busy = *total = 0;
-    if (read_text("/proc/stat", buf, sizeof buf) <= 0)
+    ssize_t n = pread(stat_fd, buf, sizeof buf - 1, 0);
+    if (n <= 3)
         return;
+    buf[n] = 0;
     char *p = buf + 3; /* "cpu" */
     int64_t f[8] = {0};
     for (int i = 0; i < 8; i++) {
@@ -155,38 +147,66 @@ static void cpu_times(int64_t *busy, int64_t *total)
     *busy = sum - f[3] - f[4]; /* idle and iowait */
 }
 
-/* Cpus_allowed_list of an exited, unreaped child ("" when unreadable). */
-static void exit_cpus(pid_t pid, char *out, size_t size)
+/* A CPU mask as large as the kernel's (sched_getaffinity refuses a smaller one). */
+struct cpu_mask {
+    cpu_set_t *set;
+    size_t size;
+    int cpus;
+};
+
+static int cpu_mask_init(struct cpu_mask *m)
 {
-    char path[64], buf[8192];
+    for (m->cpus = 1024; m->cpus <= (1 << 20); m->cpus *= 2) {
+        m->set = CPU_ALLOC(m->cpus);
+        m->size = CPU_ALLOC_SIZE(m->cpus);
+        if (!m->set)
+            return -1;
+        if (sched_getaffinity(0, m->size, m->set) == 0)
+            return 0;
+        CPU_FREE(m->set);
+        if (errno != EINVAL)
+            return -1;
+    }
+    return -1;
+}
+
+/* The CPUs an exited, unreaped child may run on, as the kernel lists them ("0-3,6"; ""
+ * when the kernel does not say or the list does not fit). */
+static void exit_cpus(pid_t pid, struct cpu_mask *m, char *out, size_t size)
+{
+    size_t len = 0;
     out[0] = 0;
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    if (read_text(path, buf, sizeof buf) <= 0)
+    if (sched_getaffinity(pid, m->size, m->set) != 0)
         return;
-    char *line = strstr(buf, "\nCpus_allowed_list:");
-    if (!line)
-        return;
-    line += strlen("\nCpus_allowed_list:");
-    while (*line == ' ' || *line == '\t')
-        line++;
-    size_t len = strcspn(line, "\n");
-    if (len >= size)
-        len = size - 1;
-    memcpy(out, line, len);
-    out[len] = 0;
+    for (int cpu = 0; cpu < m->cpus; cpu++) {
+        if (!CPU_ISSET_S(cpu, m->size, m->set))
+            continue;
+        int last = cpu;
+        while (last + 1 < m->cpus && CPU_ISSET_S(last + 1, m->size, m->set))
+            last++;
+        int n = last > cpu ? snprintf(out + len, size - len, "%s%d-%d", len ? "," : "", cpu, last)
+                           : snprintf(out + len, size - len, "%s%d", len ? "," : "", cpu);
+        if (n < 0 || (size_t)n >= size - len) {
+            out[0] = 0;
+            return;
+        }
+        len += (size_t)n;
+        cpu = last;
+    }
 }
 
 struct outcome {
     int64_t wall_ns;
     struct rusage usage;
     int status, timed_out, error;
-    char cpus[4096]; /* Cpus_allowed_list of the exited program, "" if unknown */
+    char cpus[4096]; /* CPUs the exited program may run on (exit_cpus), "" if unknown */
 };
 
 /* Starts the program, waits for it (killing its process group after timeout_ns), reads
  * its CPUs at exit and reaps it. The clock runs from the clone to the exit, and again
  * around the reaping. */
-static void run_program(struct child *c, int64_t timeout_ns, long delay_us, struct outcome *o)
+static void run_program(struct child *c, int64_t timeout_ns, long delay_us, struct cpu_mask *mask,
+                        struct outcome *o)
 {
     int64_t start = now_ns();
     pid_t pid = clone(child_main, child_stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
@@ -217,7 +237,7 @@ static void run_program(struct child *c, int64_t timeout_ns, long delay_us, stru
         o->timed_out = 1;
         kill(-pid, SIGKILL); /* its whole process group */
     } else {
-        exit_cpus(pid, o->cpus, sizeof o->cpus);
+        exit_cpus(pid, mask, o->cpus, sizeof o->cpus);
         if (delay_us)
             usleep((useconds_t)delay_us);
         untimed_end = now_ns();
@@ -304,22 +324,26 @@ static long split(char *data, size_t size, char **fields, long max)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PARENT_PID [EXIT_READ_DELAY_US]\n", argv[0]);
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s PARENT_PID SHORTEST_SHARE_NS [EXIT_READ_DELAY_US]\n",
+                argv[0]);
         return 2;
     }
     pid_t parent = (pid_t)atol(argv[1]);
-    long delay_us = argc > 2 ? atol(argv[2]) : 0;
+    int64_t shortest_share_ns = atoll(argv[2]);
+    long delay_us = argc > 3 ? atol(argv[3]) : 0;
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 || getppid() != parent)
         return 1; /* the measuring process died before we could tie ourselves to it */
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL); /* the programs start with no signal blocked */
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int stat_fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
     int out_fd = memfd_create("pinbench-stdout", MFD_CLOEXEC);
     int err_fd = memfd_create("pinbench-stderr", MFD_CLOEXEC);
-    if (devnull < 0 || out_fd < 0 || err_fd < 0) {
-        perror("pinbench-launcher: /dev/null or memfd_create");
+    struct cpu_mask mask;
+    if (devnull < 0 || stat_fd < 0 || out_fd < 0 || err_fd < 0 || cpu_mask_init(&mask) != 0) {
+        perror("pinbench-launcher: /dev/null, /proc/stat, memfd_create or sched_getaffinity");
         return 1;
     }
     char *out_buf = NULL, *err_buf = NULL;
@@ -376,10 +400,12 @@ int main(int argc, char **argv)
             return 1;
         }
         int64_t busy0, total0, busy1, total1;
-        cpu_times(&busy0, &total0);
+        cpu_times(stat_fd, &busy0, &total0);
         int64_t own0 = own_cpu_us();
-        run_program(&c, timeout_ns, delay_us, &o);
-        cpu_times(&busy1, &total1);
+        run_program(&c, timeout_ns, delay_us, &mask, &o);
+        busy1 = busy0, total1 = total0;
+        if (o.wall_ns >= shortest_share_ns)
+            cpu_times(stat_fd, &busy1, &total1);
         int64_t own1 = own_cpu_us();
         size_t out_size, err_size;
         tail(out_fd, output_limit, &out_buf, &out_capacity, &out_size);

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from affinity import compiled
+from affinity.measure.system import shortest_share_s
 
 SOURCE = Path(__file__).resolve().parent / "launcher.c"
 CFLAGS = ("-O2", "-std=gnu11", "-Wall", "-Wextra")
@@ -79,7 +80,7 @@ class Launcher:
     """
 
     def __init__(self, exit_read_delay_s: float = 0.0):
-        args = [str(build()), str(os.getpid())]
+        args = [str(build()), str(os.getpid()), str(round(shortest_share_s() * 1e9))]
         if exit_read_delay_s:
             args.append(str(round(exit_read_delay_s * 1e6)))
         try:

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
+from affinity.measure import outputs
 from affinity.measure.journal import set_aside
 from affinity.measure.progress import journaled_runs
 from affinity.results.layout import Layout
@@ -50,11 +50,10 @@ def remeasure(root: str, machine: str, bench: str, threads: int,
                                                   "so that its runs share one session)"
                                                   if strategy else ""), **note)
         done.append(f"{count} runs set aside in {target}")
-        kept = Path(layout.outputs(machine, bench, threads)) / \
-            str(header.get("fingerprint", ""))[:16]
-        if header.get("fingerprint") and kept.is_dir():
-            moved = kept.with_name(f"{kept.name}.stale-{target.name.rpartition('.stale-')[2]}")
-            os.replace(kept, moved)
+        moved = outputs.set_aside(Path(layout.outputs(machine, bench, threads)),
+                                  str(header.get("fingerprint", "")),
+                                  target.name.rpartition(".stale-")[2])
+        if moved:
             done.append(f"their outputs moved to {moved}")
     # Snakemake re-runs a job whose output is missing only when a target needs it: the
     # campaign's runs table (made again from the jobs' tables) is removed too

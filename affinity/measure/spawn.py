@@ -17,13 +17,15 @@ data costs about 0.2 ms), and nothing is read while it runs. What a program writ
 held in memory until its run ends, so a program that writes gigabytes uses as much.
 
 Before the spawn and after the reaping (outside the timed span), the launcher samples
-the machine's CPU time from ``/proc/stat``: what the run and the launcher did not use,
-others did (:attr:`RunResult.other_cpu`); the measuring Python process sleeps on the
-launcher's pipe meanwhile.
+the machine's CPU time from ``/proc/stat`` (kept open): what the run and the launcher did
+not use, others did (:attr:`RunResult.other_cpu`); the measuring Python process sleeps on
+the launcher's pipe meanwhile. A run too short for a share
+(:func:`affinity.measure.system.shortest_share_s`, 0.1 s on two CPUs) is sampled before only.
 
-Between the program's exit and its reaping, the launcher reads from the kernel
-the CPUs its initial thread was last allowed (the zombie's ``Cpus_allowed_list``):
-nothing runs in the program for it, and that read is left out of the wall time.
+Between the program's exit and its reaping, the launcher asks the kernel the CPUs its
+initial thread was last allowed (``sched_getaffinity`` of the zombie: its
+``Cpus_allowed_list``): nothing runs in the program for it, and that call is left out of
+the wall time.
 """
 from __future__ import annotations
 

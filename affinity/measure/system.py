@@ -80,6 +80,13 @@ def process_age_s(pid: int | str = "self") -> float | None:
 MIN_TICKS = 20
 
 
+def shortest_share_s() -> float:
+    """The shortest run whose share of others' CPU time is told: one that lasts
+    :data:`MIN_TICKS` clock ticks of all online CPUs (0.1 s on two). The launcher does not
+    sample the CPU time again after a shorter run (its share is None)."""
+    return MIN_TICKS / ((os.cpu_count() or 1) * os.sysconf("SC_CLK_TCK"))
+
+
 def other_share(before: CpuTimes, after: CpuTimes, ours_s: float) -> float | None:
     """The share of all CPUs' time that others used between two samples, given the CPU
     seconds ``ours_s`` that we (the launcher and the run) used; None over too short a time."""
