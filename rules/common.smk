@@ -12,7 +12,7 @@ try:
     from affinity.workflow import campaign, config_file, rules as rule_bodies
     from affinity.workflow.building import generated_files
     from affinity.workflow import places
-    from affinity.workflow.session import clear_stale_locks
+    from affinity.workflow.session import clear_stale_locks, exit_without_waiting
     from affinity.measure import environment, system
     from affinity import topology
     from stats import analyse as stats_analysis, models as stats_models
@@ -167,6 +167,7 @@ def print_summaries():
         print(f"WARNING: measurements set aside: {line}")
     print(rule_bodies.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
     print(rule_bodies.where_and_what(LAYOUT))
+    exit_without_waiting()
     failed = rule_bodies.failed_cells(LAYOUT)
     if failed:
         sys.exit(f"campaign failed: {len(failed)} cell(s) without a usable run: "
@@ -186,6 +187,7 @@ def print_when_nothing_to_do():
     results and the report are, and the campaign in one line."""
     if rule_bodies.had_nothing_to_do(workflow):
         print(rule_bodies.where_and_what(RESULTS), flush=True)
+        exit_without_waiting()
 
 
 atexit.register(print_when_nothing_to_do)
