@@ -7,13 +7,17 @@ import time
 from pathlib import Path
 
 try:
+    from affinity.measure import environment, system
+
+    # the system checks (onstart) measure other processes' CPU use from here on: over the
+    # imports below and the DAG, instead of a pause of their own before the first job
+    CHECKS_SINCE = system.Snapshot.now()
     from affinity.results.layout import STATS_FILES, Layout
     from affinity.seeding import derive_seed
     from affinity.workflow import campaign, config_file, rules as rule_bodies
     from affinity.workflow.building import generated_files
     from affinity.workflow import places
     from affinity.workflow.session import clear_stale_locks, exit_without_waiting
-    from affinity.measure import environment, system
     from affinity import topology
     from stats import analyse as stats_analysis, models as stats_models
 except ImportError as exc:
@@ -179,7 +183,8 @@ def print_system_checks():
     """Before measuring: is this machine quiet and stable enough? Printed once per call."""
     if MEASURED:
         print("pinbench: this machine before measuring (python -m affinity.measure.system):")
-        print(system.format_checks(system.system_checks(window_s=0.3)), end="")
+        checks = system.system_checks(window_s=0.3, since=CHECKS_SINCE)
+        print(system.format_checks(checks), end="")
 
 
 def print_when_nothing_to_do():
