@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 try:
-    from affinity.measure import environment, system
+    from affinity.measure import system
 
-    # the system checks (onstart) measure other processes' CPU use from here on: over the
-    # imports below and the DAG, instead of a pause of their own before the first job
+    # the system checks (onstart, and the environment jobs here) measure other processes'
+    # CPU use from here on (over the imports below, the DAG...), not over a pause of their own
     CHECKS_SINCE = system.Snapshot.now()
     from affinity.results.layout import STATS_FILES, Layout
     from affinity.seeding import derive_seed
