@@ -44,5 +44,7 @@ rule explain:
         confidence=config["confidence"],
     log:
         LAYOUT.log(None, "explain"),
+    benchmark:
+        LAYOUT.timing("analyse", "explain")
     run:
         rule_bodies.explain(input, output[0], params.baseline, params.confidence)

@@ -7,13 +7,17 @@ import time
 from pathlib import Path
 
 try:
+    from affinity.measure import system
+
+    # the system checks (onstart, and the environment jobs here) measure other processes'
+    # CPU use from here on (over the imports below, the DAG...), not over a pause of their own
+    CHECKS_SINCE = system.Snapshot.now()
     from affinity.results.layout import STATS_FILES, Layout
     from affinity.seeding import derive_seed
     from affinity.workflow import campaign, config_file, rules as rule_bodies
     from affinity.workflow.building import generated_files
     from affinity.workflow import places
-    from affinity.workflow.session import clear_stale_locks
-    from affinity.measure import environment, system
+    from affinity.workflow.session import clear_stale_locks, exit_without_waiting
     from affinity import topology
     from stats import analyse as stats_analysis, models as stats_models
 except ImportError as exc:
@@ -167,6 +171,7 @@ def print_summaries():
         print(f"WARNING: measurements set aside: {line}")
     print(rule_bodies.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
     print(rule_bodies.where_and_what(LAYOUT))
+    exit_without_waiting()
     failed = rule_bodies.failed_cells(LAYOUT)
     if failed:
         sys.exit(f"campaign failed: {len(failed)} cell(s) without a usable run: "
@@ -178,7 +183,8 @@ def print_system_checks():
     """Before measuring: is this machine quiet and stable enough? Printed once per call."""
     if MEASURED:
         print("pinbench: this machine before measuring (python -m affinity.measure.system):")
-        print(system.format_checks(system.system_checks(window_s=0.3)), end="")
+        checks = system.system_checks(window_s=0.3, since=CHECKS_SINCE)
+        print(system.format_checks(checks), end="")
 
 
 def print_when_nothing_to_do():
@@ -186,6 +192,7 @@ def print_when_nothing_to_do():
     results and the report are, and the campaign in one line."""
     if rule_bodies.had_nothing_to_do(workflow):
         print(rule_bodies.where_and_what(RESULTS), flush=True)
+        exit_without_waiting()
 
 
 atexit.register(print_when_nothing_to_do)

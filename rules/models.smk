@@ -14,6 +14,8 @@ rule models:
         extrap=str(stats_models.extrap_path(Path(workflow.basedir))),
     log:
         LAYOUT.log(None, "models"),
+    benchmark:
+        LAYOUT.timing("analyse", "models")
     run:
         rule_bodies.models(input.runs, output.table, output.summary, params.extrap,
                            params.horizon, params.pus, log[0],

@@ -1,8 +1,11 @@
+# Each cell's placements as soon as its trace is done (before builds still waiting), so that
+# the first measurement does not wait for them all.
 rule placement:
     input:
         unpack(placement_inputs),
     output:
         cell_placements("{machine}", "{bench}", "{n}"),
+    priority: 1
     params:
         seed=random_seed,
         repetitions=config["repetitions"],

@@ -20,8 +20,9 @@ for place in PLACES:
         benchmark:
             LAYOUT.timing("topology", "{machine}", "environment")
         run:
-            rule_bodies.check_on_node(MACHINES[wildcards.machine])
-            environment.write(params.compiler, input[0], Path(output[0]))
+            rule_bodies.write_environment(
+                MACHINES[wildcards.machine], params.compiler, input[0], output[0], CHECKS_SINCE
+            )
 
 
 # The HTML report reads results only: rebuilding it never re-runs a measurement.

@@ -1,4 +1,6 @@
-# Each machine's tree: read here (auto, XML, synthetic), or by its SLURM node (PLACES).
+# Each machine's tree: read here (auto, XML, synthetic), or by its SLURM node (PLACES). First
+# of the jobs ready at the start (Snakemake would take it last: it has no input), so that each
+# cell's placements can follow its trace while the other builds and traces run.
 for place in PLACES:
 
     rule:
@@ -9,6 +11,7 @@ for place in PLACES:
         wildcard_constraints:
             machine=place.machines,
         localrule: place.local
+        priority: 1
         resources:
             **place.resources(),
         log:

@@ -66,9 +66,13 @@ def compare(baseline: list[float], variant: list[float], confidence: float, seed
 
 def cell_table(records: list[RunRecord], baseline: str, confidence: float,
                seed: int = 0) -> list[dict]:
-    """One row per cell: its description and, for non-baseline cells, the Speedup-Test."""
+    """One row per cell: its description and, for non-baseline cells, the Speedup-Test.
+
+    The test is a function of the two samples: strategies measured once for several (the
+    same placement: their cells hold the same runs) share one computation of it."""
     cells = describe_cells(records)
     table = []
+    tested: dict[tuple, dict] = {}
     for key in sorted(cells):
         machine, bench, threads, strategy = key
         row = dict.fromkeys(CELL_COLUMNS)
@@ -76,7 +80,11 @@ def cell_table(records: list[RunRecord], baseline: str, confidence: float,
                    baseline=baseline, **cells[key].columns())
         base_key = (machine, bench, threads, baseline)
         if strategy != baseline and base_key in cells:
-            row.update(compare(cells[base_key].times, cells[key].times, confidence, seed))
+            base, times = cells[base_key].times, cells[key].times
+            samples = (tuple(base), tuple(times))
+            if samples not in tested:
+                tested[samples] = compare(base, times, confidence, seed)
+            row.update(tested[samples])
         table.append(row)
     return table
 

@@ -4,7 +4,7 @@ import subprocess
 import sys
 import time
 
-from affinity.measure.system import busy_processes, format_checks, system_checks
+from affinity.measure.system import Snapshot, busy_processes, format_checks, system_checks
 
 BURN = ("import ctypes, sys; ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)\n"
         "while True: pass")
@@ -34,6 +34,19 @@ def test_a_foreign_busy_process_is_seen_and_named(tmp_path):
         own.kill()
         if pidfile.exists() and pidfile.read_text():
             os.kill(int(pidfile.read_text()), 9)
+
+
+def test_a_window_begun_earlier_is_not_waited_for_again():
+    """From a snapshot taken before other work (the Snakefile's imports), the window is
+    over: no pause; from one just taken, the rest of the window is waited for."""
+    since = Snapshot.now()
+    time.sleep(0.4)
+    started = time.monotonic()
+    share, _ = busy_processes(0.3, since)
+    assert time.monotonic() - started < 0.2 and 0.0 <= share <= 1.0
+    started = time.monotonic()
+    busy_processes(0.3, Snapshot.now())
+    assert time.monotonic() - started >= 0.29
 
 
 def test_every_check_has_a_value_and_problems_have_advice():

@@ -1,5 +1,6 @@
 """Campaign tables on planted data: per-cell verdicts and the study's summary."""
 import csv
+import dataclasses
 import json
 import random
 
@@ -73,6 +74,25 @@ def test_weights_change_the_overall_speedup_but_not_the_geometric_mean(cells):
     assert heavy["fast"]["overall_speedup_mean"] == pytest.approx(
         base_b4["mean_s"] / b4["mean_s"], rel=0.01)
     assert heavy["fast"]["geomean_speedup_mean"] == equal["fast"]["geomean_speedup_mean"]
+
+
+def test_strategies_with_the_same_runs_share_one_speedup_test(monkeypatch):
+    """A strategy measured once for another (the same placement) holds the same runs: one
+    Speedup-Test serves both, with the numbers of a test of its own."""
+    import stats.tables
+
+    runs = planted_runs(reps=10)
+    twin = [dataclasses.replace(r, strategy="twin") for r in runs if r.strategy == "fast"]
+    alone = {(c["benchmark"], c["strategy"]): c for c in cell_table(runs, "os", 0.95)}
+    tested = []
+    real = stats.tables.speedup_test
+    monkeypatch.setattr(stats.tables, "speedup_test",
+                        lambda *args, **kwargs: tested.append(args) or real(*args, **kwargs))
+    both = {(c["benchmark"], c["strategy"]): c for c in cell_table(runs + twin, "os", 0.95)}
+    assert len(tested) == len(BENCHMARKS) * (len(PLANTED) - 1)  # not one more for the twins
+    for bench in BENCHMARKS:
+        assert both[(bench, "twin")] | {"strategy": "fast"} == alone[(bench, "fast")]
+        assert both[(bench, "fast")] == alone[(bench, "fast")]
 
 
 def test_cells_without_enough_runs_are_not_tested():

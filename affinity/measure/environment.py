@@ -11,7 +11,7 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
-from affinity.measure.system import as_dicts, system_checks
+from affinity.measure.system import Snapshot, as_dicts, system_checks
 
 
 def _first_line(argv: list[str]) -> str:
@@ -53,9 +53,10 @@ def slurm_identity() -> dict:
             "slurm_node_features": features.group(1) if features else "unknown"}
 
 
-def describe_machine(compiler: str, binary: str) -> dict:
+def describe_machine(compiler: str, binary: str, since: Snapshot | None = None) -> dict:
     """Kernel, compiler, OpenMP runtime, governor and tool versions of this machine, and the
-    checks of :mod:`affinity.measure.system` (other processes' load excludes the workflow's)."""
+    checks of :mod:`affinity.measure.system` (other processes' load excludes the workflow's;
+    measured from ``since``, the workflow's start, or over a pause of half a second)."""
     return {
         "hostname": platform.node(),
         "kernel": f"{platform.system()} {platform.release()} {platform.machine()}",
@@ -66,11 +67,11 @@ def describe_machine(compiler: str, binary: str) -> dict:
         "hwloc": _first_line(["lstopo-no-graphics", "--version"]),
         "python": sys.version.split()[0],
         "snakemake": version("snakemake"),
-        "system_checks": as_dicts(system_checks()),
+        "system_checks": as_dicts(system_checks(since=since)),
         **slurm_identity(),
     }
 
 
-def write(compiler: str, binary: str, out: Path) -> None:
+def write(compiler: str, binary: str, out: Path, since: Snapshot | None = None) -> None:
     """Write :func:`describe_machine` as JSON."""
-    out.write_text(json.dumps(describe_machine(compiler, binary), indent=1) + "\n")
+    out.write_text(json.dumps(describe_machine(compiler, binary, since), indent=1) + "\n")

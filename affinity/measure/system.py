@@ -149,27 +149,45 @@ def _own_tree(processes: dict[int, Process]) -> set[int]:
     return tree
 
 
-def busy_processes(window_s: float = 0.5) -> tuple[float, list[tuple[str, float]]]:
+@dataclass(frozen=True)
+class Snapshot:
+    """Every process's CPU time and the machine's at one moment: where a window of
+    :func:`busy_processes` starts."""
+
+    processes: dict[int, Process]
+    cpu: CpuTimes
+    at: float  # time.monotonic()
+
+    @classmethod
+    def now(cls) -> "Snapshot":
+        return cls(_processes(), CpuTimes.now(), time.monotonic())
+
+
+def busy_processes(window_s: float = 0.5, since: Snapshot | None = None
+                   ) -> tuple[float, list[tuple[str, float]]]:
     """The share of all CPUs' time that processes other than this one and its descendants
-    used over ``window_s``, and the busiest of them with their share of one CPU.
+    used over a window of at least ``window_s`` (from ``since``, or from now: this process
+    sleeps for what is left of it), and the busiest of them with their share of one CPU.
 
     Children that end within the window count as ours through their parent's reaped time.
     """
     ticks = os.sysconf("SC_CLK_TCK")
-    before_procs, before = _processes(), CpuTimes.now()
-    time.sleep(window_s)
-    after_procs, after = _processes(), CpuTimes.now()
-    ours = _own_tree(after_procs)
+    before = since or Snapshot.now()
+    time.sleep(max(0.0, window_s - (time.monotonic() - before.at)))
+    after = Snapshot.now()
+    ours = _own_tree(after.processes)
 
     def used(pid: int, proc: Process, reaped: bool) -> int:
-        old = before_procs.get(pid)
+        old = before.processes.get(pid)
         now = proc.ticks + (proc.children_ticks if reaped else 0)
         return now - (old.ticks + (old.children_ticks if reaped else 0) if old else 0)
 
-    own_ticks = sum(used(pid, after_procs[pid], True) for pid in ours)
-    share = max(0.0, after.busy_share_since(before) - own_ticks / max(after.total - before.total, 1))
-    others = [(proc.name, used(pid, proc, False) / (ticks * window_s))
-              for pid, proc in after_procs.items() if pid not in ours and pid in before_procs]
+    own_ticks = sum(used(pid, after.processes[pid], True) for pid in ours)
+    elapsed = after.cpu.total - before.cpu.total
+    share = max(0.0, after.cpu.busy_share_since(before.cpu) - own_ticks / max(elapsed, 1))
+    others = [(proc.name, used(pid, proc, False) / (ticks * (after.at - before.at)))
+              for pid, proc in after.processes.items()
+              if pid not in ours and pid in before.processes]
     return share, sorted((o for o in others if o[1] > 0), key=lambda o: -o[1])[:5]
 
 
@@ -225,8 +243,8 @@ def _load() -> Check:
                  "" if ok else "the machine has been busy: wait, or stop the other work")
 
 
-def _busy(window_s: float) -> Check:
-    share, busiest = busy_processes(window_s)
+def _busy(window_s: float, since: Snapshot | None) -> Check:
+    share, busiest = busy_processes(window_s, since)
     names = ", ".join(f"{name} {cpu:.0%}" for name, cpu in busiest if cpu >= 0.01)
     ok = share < BUSY_SHARE
     return Check("CPU used by other processes", f"{share:.1%}" + (f" ({names})" if names else ""),
@@ -241,10 +259,11 @@ def _clock() -> Check:
                  "seconds" if running else "")
 
 
-def system_checks(window_s: float = 0.5) -> list[Check]:
-    """Every check, in the order printed."""
-    return [_governors(), _turbo(), _smt(), _isolated(), _aslr(), _load(), _busy(window_s),
-            _clock()]
+def system_checks(window_s: float = 0.5, since: Snapshot | None = None) -> list[Check]:
+    """Every check, in the order printed; other processes' CPU use over at least
+    ``window_s`` (from ``since``, a :class:`Snapshot` taken earlier, or from now)."""
+    return [_governors(), _turbo(), _smt(), _isolated(), _aslr(), _load(),
+            _busy(window_s, since), _clock()]
 
 
 def as_dicts(checks: list[Check]) -> list[dict]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import platform
@@ -217,11 +218,13 @@ def _build_pin() -> Path:
     return tool
 
 
+@functools.cache
 def find_libomp() -> Path:
     """LLVM's OpenMP runtime (libomp, which implements OMPT and libgomp's ABI), resolved.
 
-    Asks ``clang -print-file-name=libomp.so.5`` first, then the usual places. Raises
-    TraceError (one line) when there is none.
+    Asks ``clang -print-file-name=libomp.so.5`` first, then the usual places; once per
+    process (a campaign asks before each measurement job). Raises TraceError (one line)
+    when there is none.
     """
     candidates: list[str] = []
     if shutil.which("clang"):

@@ -14,7 +14,9 @@ import shlex
 import shutil
 from pathlib import Path
 
+from affinity.measure import environment
 from affinity.measure.progress import cell_name
+from affinity.measure.system import Snapshot
 from affinity.place.record import write_placements
 from affinity.place.symmetry import canonical_form
 from affinity.results.layout import Layout, placement_key, sidecar_path
@@ -36,6 +38,14 @@ def save_topology(machine: campaign.Machine, xml: str, log: str) -> None:
     machine, as its node reads it now (run there)."""
     check_on_node(machine)
     save(machine.topology or load("auto"), Path(xml), Path(log))
+
+
+def write_environment(machine: campaign.Machine, compiler: str, binary: str, out: str,
+                      since: Snapshot) -> None:
+    """The environment rule, on the measured machine (:func:`check_on_node`): the machine and
+    its toolchain, with other processes' CPU use since ``since`` (the call's start)."""
+    check_on_node(machine)
+    environment.write(compiler, binary, Path(out), since)
 
 
 def alternatives(names) -> str:

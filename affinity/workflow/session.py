@@ -1,8 +1,11 @@
-"""One pinbench Snakemake per working directory, and Snakemake's stale locks cleared."""
+"""One pinbench Snakemake per working directory, Snakemake's stale locks cleared, and its
+exit not kept waiting."""
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
+import threading
 from pathlib import Path
 
 _SESSION_LOCK: list[int] = []  # the open descriptor, held for the life of the process
@@ -34,3 +37,20 @@ def clear_stale_locks(state_dir: str = ".snakemake") -> bool:
     for path in stale:
         path.unlink(missing_ok=True)
     return bool(stale)
+
+
+def exit_without_waiting() -> None:
+    """Spare a Snakemake whose work is done two waits at exit that do nothing for it.
+
+    Each time Snakemake's scheduler waits for a job it starts a ``threading.Timer`` that wakes
+    it a second later (its job rate limit, ``--max-jobs-per-timespan``): the last one
+    outlives the scheduler, and Python waits for it before exiting (up to a second). And at
+    exit Python's garbage collector walks every object of the call again (thousands of
+    modules, the DAG): frozen, they are left to the system, which frees the memory anyway.
+    Call it when the call's work and output are done (``onsuccess``, or a call that had
+    nothing to do).
+    """
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
+    gc.freeze()
