@@ -3,7 +3,8 @@
  * (tsan_rt.c), the Valgrind tool (vg_pinbench.c) and the Pin tool
  * (pin/pinbench.cpp) share, so that they count and weigh alike:
  *
- *   - pb_tbl: a per-thread open-addressing hash table, line -> access count;
+ *   - pb_tbl: a per-thread table, line -> access count (counts kept by page of 64
+ *     lines, found through an open-addressing hash table);
  *   - pb_event_update: the numalize-style "recent sharers" state of one line;
  *   - pb_fork_*: the parallel regions a thread is inside, from the OpenMP runtime's
  *     fork calls (the Valgrind and Pin tools; the tsan runtime asks the runtime);
@@ -113,31 +114,50 @@ static int pb_parse_line(const char *s)
 
 /* ------------------------------------------------------------------ the per-thread table */
 
-/* Entries hold the counts of a "page" of PB_PAGE_LINES consecutive lines, so that
- * the lines of a streamed array sit next to each other in the table too. */
-#define PB_PAGE_BITS 3
+/* The counts of a "page" of PB_PAGE_LINES consecutive lines (4 KiB of memory at 64-byte
+ * lines) sit together, in blocks of memory (the arena) that the table takes from PB_ALLOC,
+ * one page after the other in the order the thread first counts them.  An open-addressing
+ * hash table of 16-byte entries maps a page to its counts; growing it moves no counts.
+ * So the counts of an array that a thread reads at random take a compact block (9/64 of
+ * the array at 64-byte lines) and one table entry per 4 KiB of it.  Each page's counts
+ * are followed by one spare cache line: without it the counts of pages 8 apart (arrays
+ * 32 KiB apart, read in step) would lie exactly 4 KiB apart, and the processor, which
+ * first matches a load against earlier stores by the low 12 address bits, would stall
+ * the loads of one behind the stores of the other. */
+#define PB_PAGE_BITS 6
 #define PB_PAGE_LINES (1 << PB_PAGE_BITS)
+#define PB_PAGE_STRIDE (PB_PAGE_LINES + 8) /* uint64_t per page in the arena */
+/* the key of line index `line` (< 2^61): its page index + 1 */
+#define PB_KEY(line) (((line) + PB_PAGE_LINES) >> PB_PAGE_BITS)
+/* an arena block holds as many pages as the table already has, from 8 to 4096 */
+#define PB_ARENA_MIN 8
+#define PB_ARENA_MAX 4096
 
 typedef struct pb_ent {
-    uint64_t key;                 /* 0: empty, else page index + 1 */
-    uint64_t val[PB_PAGE_LINES];  /* access counts (or sharer states) of its lines */
+    uint64_t key;   /* 0: empty, else page index + 1 */
+    uintptr_t base; /* its counts' address less 8 x the page's first line index: the count
+                       (or sharer state) of line l is at base + 8 l */
 } pb_ent;
 
+/* the counter of line `line` in the page whose entry has `base` */
+#define PB_COUNTER(base, line) ((uint64_t *)((base) + ((line) << 3)))
+
 typedef struct pb_tbl {
-    uint64_t last_key;   /* key of the last entry used ... */
-    pb_ent *last;        /* ... and the entry itself (pb_dummy when none) */
+    uint64_t last_key;   /* key of the last page used (0: none) ... */
+    uintptr_t last;      /* ... and its base */
     pb_ent *ent;         /* 2^bits entries */
     int shift;           /* 64 - bits */
     int line_shift;      /* log2 line bytes */
     uint32_t tid;        /* the thread these counts belong to */
     uint64_t mask;       /* 2^bits - 1 */
-    uint64_t used;       /* occupied entries */
+    uint64_t used;       /* occupied entries (pages) */
     uint64_t limit;      /* grow beyond this (load factor 1/2) */
+    uint64_t *arena;     /* the next page's counts ... */
+    uint64_t arena_left; /* ... and how many pages the arena block still holds */
     uint64_t *ev;        /* events row (PB_MAX_THREADS), NULL unless weight=events */
     struct pb_tbl *next; /* all tables of the process */
 } pb_tbl;
 
-static pb_ent pb_dummy; /* target of `last` in an empty table (key 0 never matches) */
 static volatile uint64_t pb_table_bytes; /* bytes of all tables now (for the sidecar) */
 static volatile uint64_t pb_table_bytes_peak;
 
@@ -163,13 +183,15 @@ static void pb_tbl_init(pb_tbl *t, uint32_t tid, int line_shift, int bits)
     t->used = 0;
     t->limit = (UINT64_C(1) << bits) / 2;
     t->last_key = 0;
-    t->last = &pb_dummy;
+    t->last = 0;
+    t->arena = 0;
+    t->arena_left = 0;
     t->tid = tid;
     t->ev = 0;
     t->next = 0;
 }
 
-/* double the table */
+/* double the table (the entries move, their counts stay where they are) */
 static void pb_tbl_grow(pb_tbl *t)
 {
     pb_ent *old = t->ent;
@@ -188,40 +210,55 @@ static void pb_tbl_grow(pb_tbl *t)
         }
     PB_FREE(old, sizeof(pb_ent) * n);
     pb_bytes_add(-(int64_t)(sizeof(pb_ent) * n));
-    t->last_key = 0;
-    t->last = &pb_dummy;
 }
 
-/* the entry of `key` (page index + 1), inserted (zero counts) if missing */
-static pb_ent *pb_tbl_slot(pb_tbl *t, uint64_t key)
+/* zeroed counts for one more page */
+static uint64_t *pb_tbl_page(pb_tbl *t)
+{
+    if (!t->arena_left) {
+        uint64_t n = t->used < PB_ARENA_MIN ? PB_ARENA_MIN
+                     : t->used > PB_ARENA_MAX ? PB_ARENA_MAX : t->used;
+        t->arena = (uint64_t *)PB_ALLOC(sizeof(uint64_t) * PB_PAGE_STRIDE * n);
+        pb_bytes_add((int64_t)(sizeof(uint64_t) * PB_PAGE_STRIDE * n));
+        t->arena_left = n;
+    }
+    uint64_t *page = t->arena;
+    t->arena += PB_PAGE_STRIDE;
+    t->arena_left--;
+    return page;
+}
+
+/* the base (see pb_ent) of the page of `key`, inserted (zero counts) if missing */
+static uintptr_t pb_tbl_slot(pb_tbl *t, uint64_t key)
 {
     uint64_t i = PB_HASH(key, t->shift);
     for (;;) {
         pb_ent *e = &t->ent[i];
         if (e->key == key)
-            return e;
+            return e->base;
         if (e->key == 0) {
             if (t->used >= t->limit) {
                 pb_tbl_grow(t);
                 return pb_tbl_slot(t, key);
             }
-            t->used++;
+            e->base = (uintptr_t)pb_tbl_page(t) - ((key - 1) << (PB_PAGE_BITS + 3));
             e->key = key;
-            return e;
+            t->used++;
+            return e->base;
         }
         i = (i + 1) & t->mask;
     }
 }
 
-/* the counter of line index `line` (its page entry becomes `last`) */
+/* the counter of line index `line` (its page becomes `last`) */
 static inline uint64_t *pb_tbl_counter(pb_tbl *t, uint64_t line)
 {
-    uint64_t key = (line >> PB_PAGE_BITS) + 1;
+    uint64_t key = PB_KEY(line);
     if (key != t->last_key) {
         t->last = pb_tbl_slot(t, key);
         t->last_key = key;
     }
-    return &t->last->val[line & (PB_PAGE_LINES - 1)];
+    return PB_COUNTER(t->last, line);
 }
 
 /* ------------------------------------------------------------------ sharing events */
@@ -518,9 +555,11 @@ static int pb_finish(pb_tbl *tables, uint64_t min_threads, pb_result *res, const
     uint64_t nrec = 0, N = min_threads ? min_threads : 1;
     for (pb_tbl *t = tables; t; t = t->next) {
         for (uint64_t i = 0; i <= t->mask; i++)
-            if (t->ent[i].key)
-                for (int s = 0; s < PB_PAGE_LINES; s++)
-                    nrec += t->ent[i].val[s] != 0;
+            if (t->ent[i].key) {
+                uint64_t first = (t->ent[i].key - 1) << PB_PAGE_BITS;
+                for (uint64_t l = first; l < first + PB_PAGE_LINES; l++)
+                    nrec += *PB_COUNTER(t->ent[i].base, l) != 0;
+            }
         if (t->tid + 1 > N)
             N = t->tid + 1;
     }
@@ -530,14 +569,16 @@ static int pb_finish(pb_tbl *tables, uint64_t min_threads, pb_result *res, const
     uint64_t k = 0;
     for (pb_tbl *t = tables; t; t = t->next)
         for (uint64_t i = 0; i <= t->mask; i++)
-            if (t->ent[i].key)
-                for (int s = 0; s < PB_PAGE_LINES; s++)
-                    if (t->ent[i].val[s]) {
-                        rec[k].line = (t->ent[i].key - 1) << PB_PAGE_BITS | (uint64_t)s;
-                        rec[k].count = t->ent[i].val[s];
+            if (t->ent[i].key) {
+                uint64_t first = (t->ent[i].key - 1) << PB_PAGE_BITS;
+                for (uint64_t l = first; l < first + PB_PAGE_LINES; l++)
+                    if (*PB_COUNTER(t->ent[i].base, l)) {
+                        rec[k].line = l;
+                        rec[k].count = *PB_COUNTER(t->ent[i].base, l);
                         rec[k].tid = t->tid;
                         k++;
                     }
+            }
     nrec = k;
     pb_sort(rec, nrec);
     k = 0;

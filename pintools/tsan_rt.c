@@ -114,16 +114,18 @@ static pb_tbl *pb_tables;   /* every table of the process (pushed with CAS) */
  * pb_mine_cur (NULL when the accesses do not count). */
 static PB_TLS pb_tbl *pb_cur;
 static PB_TLS pb_tbl *pb_mine_cur;
-/* pb_cur->ent and pb_cur->shift, copied here to save a load on the access path; when
- * pb_cur is NULL they name pb_nowhere, whose two empty entries never match, so the
- * access path needs no test of its own to take the slow path.  A shift of
- * PB_NOT_COUNTED (no table has 2^64 entries) says that the thread's accesses are known
- * not to count (tracing off, or outside parallel regions with the parallel-* weights):
- * the access path returns at once. */
+/* pb_cur->ent and pb_cur->shift, copied here (side by side: one address for both) to
+ * save a load on the access path; when pb_cur is NULL they name pb_nowhere, whose two
+ * empty entries never match, so the access path needs no test of its own to take the
+ * slow path.  A shift of PB_NOT_COUNTED (no table has 2^64 entries) says that the
+ * thread's accesses are known not to count (tracing off, or outside parallel regions
+ * with the parallel-* weights): the access path returns at once. */
 #define PB_NOT_COUNTED 0
 static pb_ent pb_nowhere[2];
-static PB_TLS pb_ent *pb_fast_ent = pb_nowhere;
-static PB_TLS int pb_fast_shift = 63;
+static PB_TLS struct {
+    pb_ent *ent;
+    int shift;
+} pb_fast = {pb_nowhere, 63};
 /* The thread's state as of its last instrumented function entry or exit:
  * PB_STATE(OpenMP thread id, whether its accesses count), or PB_UNKNOWN (ask at the
  * next access). */
@@ -258,8 +260,8 @@ static __attribute__((noinline)) pb_tbl *pb_switch(int state)
         pb_init();
     pb_cur_state = state;
     if (pb_state != 1 || state == PB_UNKNOWN || !(state & 1)) {
-        pb_fast_ent = pb_nowhere;
-        pb_fast_shift = state == PB_UNKNOWN ? 63 : PB_NOT_COUNTED;
+        pb_fast.ent = pb_nowhere;
+        pb_fast.shift = state == PB_UNKNOWN ? 63 : PB_NOT_COUNTED;
         return pb_cur = pb_mine_cur = NULL;
     }
     int tid = state >> 1;
@@ -281,8 +283,8 @@ static __attribute__((noinline)) pb_tbl *pb_switch(int state)
     }
     pb_mine_cur = t;
     pb_cur = pb_events ? NULL : t;
-    pb_fast_ent = pb_cur ? t->ent : pb_nowhere;
-    pb_fast_shift = pb_cur ? t->shift : 63;
+    pb_fast.ent = pb_cur ? t->ent : pb_nowhere;
+    pb_fast.shift = pb_cur ? t->shift : 63;
     return t;
 }
 
@@ -337,8 +339,8 @@ static __attribute__((noinline)) void pb_count_slow(pb_tbl *t, uint64_t line)
         pb_event(t, line);
     (*pb_tbl_counter(t, line))++;
     if (t == pb_cur) { /* the table may have grown */
-        pb_fast_ent = t->ent;
-        pb_fast_shift = t->shift;
+        pb_fast.ent = t->ent;
+        pb_fast.shift = t->shift;
     }
 }
 
@@ -354,13 +356,13 @@ static __attribute__((noinline)) void pb_miss(uint64_t line)
 /* the access path of one line: a hit at the first probe of the current table */
 static inline __attribute__((always_inline)) void pb_line(uint64_t line)
 {
-    int shift = pb_fast_shift;
+    int shift = pb_fast.shift;
     if (PB_UNLIKELY(shift == PB_NOT_COUNTED))
         return;
-    uint64_t key = (line >> PB_PAGE_BITS) + 1;
-    pb_ent *e = &pb_fast_ent[PB_HASH(key, shift)];
+    uint64_t key = PB_KEY(line);
+    pb_ent *e = &pb_fast.ent[PB_HASH(key, shift)];
     if (PB_LIKELY(e->key == key)) {
-        e->val[line & (PB_PAGE_LINES - 1)]++;
+        (*PB_COUNTER(e->base, line))++;
         return;
     }
     pb_miss(line);
@@ -405,8 +407,8 @@ static void pb_atexit(void)
         return; /* not tracing, or a forked child */
     pb_state = 2; /* later accesses (destructors) are no longer counted ... */
     pb_cur = pb_mine_cur = NULL; /* ... in this thread (others may still count) */
-    pb_fast_ent = pb_nowhere;
-    pb_fast_shift = 63;
+    pb_fast.ent = pb_nowhere;
+    pb_fast.shift = 63;
     pb_result res = {0};
     res.tracer = "tsan";
     res.thread_ids = "omp_get_thread_num() at instrumented function entry";
