@@ -9,7 +9,7 @@ from affinity.graph.edges import MATCHING_BOUND, METIS_BOUND, edges, integer_mat
 from affinity.graph.matching import max_weight_matching, thread_pairs
 from affinity.graph.objective import cost_matrix, lowest_shared_matrix, node_costs, objective
 from affinity.graph.partition import PartitionError, cut, fits, partition
-from affinity.graph.refinement import refine
+from affinity.graph.refinement import Refinement, refine
 from affinity.place import domains
 from affinity.place.domains import PlacementError
 from affinity.topology import load
@@ -327,3 +327,20 @@ def test_refinement_racing_a_better_j_gives_up_no_higher_than_it_began():
     assert refine(matrix, costs, start, beat=np.inf) == full
     raced = refine(matrix, costs, start, beat=0.0)
     assert j(full) <= j(raced) <= j(start) and raced != full
+
+
+def test_prepared_refinement_sums_j_as_the_objective_and_searches_as_one_shot(machines):
+    """:class:`Refinement` prepared once gives J equal to :func:`objective` (exact with
+    integer weights, free slots and a 1-level tree too) and the same searches as ``refine``."""
+    rng = np.random.default_rng(6)
+    for topo, n in ((machines["nehalem"], 8), (machines["nehalem"], 5),
+                    (load("Package:4 L3Cache:2 L2Cache:4 Core:2 PU:2"), 50),
+                    (load("Package:1 Core:4 PU:1"), 3)):
+        costs = cost_matrix(topo, topo.placeable)
+        matrix = symmetric(rng, n, high=1000)
+        search = Refinement(matrix, costs)
+        for _ in range(3):
+            start = [int(k) for k in rng.permutation(len(costs))[:n]]
+            assert search.cost(start) == objective(topo, matrix, [topo.placeable[k] for k in start])
+            assert search.refine(start) == refine(matrix, costs, start)
+            assert search.refine(start, beat=0.0) == refine(matrix, costs, start, beat=0.0)

@@ -190,6 +190,20 @@ static int hopeless(const double *last, double beat, double margin)
     return last[2] - beat > margin * second * ratio / (1 - ratio);
 }
 
+/* J of the placement pos[0..n): the sum over pairs a > b of w[b][a] cost[pos[a]][pos[b]],
+ * b outer, a inner (refine() starts from it; hierarchical compares placements by it). */
+double placement_cost(int n, int m, const double *w, const uint8_t *cost, const int32_t *pos)
+{
+    double j = 0;
+    for (int b = 0; b < n; b++) {
+        const double *wb = w + (size_t)b * n;
+        const uint8_t *cb = cost + (size_t)pos[b];
+        for (int a = b + 1; a < n; a++)
+            j += wb[a] * cb[(size_t)pos[a] * m];
+    }
+    return j;
+}
+
 /* Swap refinement of pos[0..n) (slots) on J; returns J after, or -1 when out of memory.
  * Stops early when `beat` looks out of reach (hopeless, `margin`); passes counted in *passes. */
 double refine(int n, int m, int L, const double *w, const int32_t *gid, const int32_t *ngroups,
@@ -215,14 +229,12 @@ double refine(int n, int m, int L, const double *w, const int32_t *gid, const in
         s.owner[y] = -1;
     for (int a = 0; a < n; a++)
         s.owner[pos[a]] = a;
-    double total = 0, j = 0;
+    double total = 0, j = placement_cost(n, m, w, t->cost, pos);
     for (int b = 0; b < n; b++) {
         const double *wb = w + (size_t)b * n;
         double *row = L ? s.near + (size_t)gid[pos[b]] * n : NULL;
         for (int a = 0; a < n; a++) {
             total += wb[a];
-            if (a > b)
-                j += wb[a] * t->cost[(size_t)pos[a] * m + pos[b]];
             if (row)
                 row[a] += wb[a];  /* level 2: b's affinity to every a (its own is 0) */
         }
@@ -252,3 +264,4 @@ out:
     free(s.t.off), free(s.t.parent);
     return result;
 }
+

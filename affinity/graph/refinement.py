@@ -72,36 +72,61 @@ class RefinementError(RuntimeError):
     """The C search cannot be built, or ran out of memory; one-line message."""
 
 
+class Refinement:
+    """One affinity matrix and the slots' costs, prepared once for many searches and sums of J.
+
+    ``matrix`` is the N x N affinity (diagonal ignored); ``costs`` the M x M integer level
+    costs of :func:`affinity.graph.objective.cost_matrix` between the slots, N <= M. The
+    float copy of the matrix, the slots' level groups and the byte costs are built here
+    once (a few milliseconds at 1,024 threads), not per search.
+    """
+
+    def __init__(self, matrix: np.ndarray, costs: np.ndarray) -> None:
+        costs = np.asarray(costs)
+        self._w = np.array(matrix, dtype=np.float64, order="C")
+        np.fill_diagonal(self._w, 0.0)
+        self._gid = np.array(level_groups(costs), dtype=np.int32).reshape(-1, len(costs))
+        self._ngroups = np.ascontiguousarray(self._gid.max(axis=1, initial=-1) + 1,
+                                             dtype=np.int32)
+        self._costs = np.ascontiguousarray(costs, dtype=np.uint8)
+
+    def refine(self, positions: list[int], beat: float = np.inf) -> list[int]:
+        """Slots after local search: ``positions[i]`` is thread i's index into the slots.
+
+        The result has J no higher than the input's. Without ``beat``, no single
+        exchange of two threads or move to a free slot lowers it further. With
+        ``beat`` (the J of the best placement found elsewhere), the search stops
+        early once it looks unable to reach it: after each pass from the second
+        on, when the last two passes' decreases d1 > d2 > 0, continued as a
+        geometric series (d2 q / (1 - q), q = d2 / d1, what the remaining passes
+        would gain), fall more than :data:`GIVE_UP_MARGIN` times short of the gap
+        between J and ``beat``. The decreases of a local search's passes shrink
+        roughly geometrically (see :mod:`affinity.place.hierarchical` for the
+        measurements); a search that stops early returns a J above ``beat``.
+        """
+        pos = np.array(positions, dtype=np.int32)
+        passes = np.zeros(1, dtype=np.int32)
+        found = _library().refine(len(self._w), len(self._costs), len(self._gid), self._w,
+                                  self._gid, self._ngroups, self._costs, pos, beat,
+                                  GIVE_UP_MARGIN, passes)
+        if found < 0:
+            raise RefinementError(f"out of memory refining the placement of {len(self._w)} threads")
+        return pos.tolist()
+
+    def cost(self, positions: list[int]) -> float:
+        """J of thread i on slot ``positions[i]``, summed in C in one fixed order (O(N^2)).
+
+        Integer weights give the exact J, so the same as
+        :func:`affinity.graph.objective.placement_cost`.
+        """
+        return _library().placement_cost(len(self._w), len(self._costs), self._w, self._costs,
+                                         np.array(positions, dtype=np.int32))
+
+
 def refine(matrix: np.ndarray, costs: np.ndarray, positions: list[int],
            beat: float = np.inf) -> list[int]:
-    """Slots after local search: ``positions[i]`` is thread i's index into the M x M ``costs``.
-
-    ``costs`` holds the integer level costs of :func:`affinity.graph.objective.cost_matrix`;
-    ``matrix`` is the N x N affinity (diagonal ignored), N <= M. The
-    result has J no higher than the input's. Without ``beat``, no single
-    exchange of two threads or move to a free slot lowers it further. With
-    ``beat`` (the J of the best placement found elsewhere), the search stops
-    early once it looks unable to reach it: after each pass from the second
-    on, when the last two passes' decreases d1 > d2 > 0, continued as a
-    geometric series (d2 q / (1 - q), q = d2 / d1, what the remaining passes
-    would gain), fall more than :data:`GIVE_UP_MARGIN` times short of the gap
-    between J and ``beat``. The decreases of a local search's passes shrink
-    roughly geometrically (see :mod:`affinity.place.hierarchical` for the
-    measurements); a search that stops early returns a J above ``beat``.
-    """
-    costs = np.asarray(costs)
-    w = np.array(matrix, dtype=np.float64, order="C")
-    np.fill_diagonal(w, 0.0)
-    gid = np.array(level_groups(costs), dtype=np.int32).reshape(-1, len(costs))
-    ngroups = np.ascontiguousarray(gid.max(axis=1, initial=-1) + 1, dtype=np.int32)
-    pos = np.array(positions, dtype=np.int32)
-    passes = np.zeros(1, dtype=np.int32)
-    found = _library().refine(len(w), len(costs), len(gid), w, gid, ngroups,
-                              np.ascontiguousarray(costs, dtype=np.uint8), pos, beat,
-                              GIVE_UP_MARGIN, passes)
-    if found < 0:
-        raise RefinementError(f"out of memory refining the placement of {len(w)} threads")
-    return pos.tolist()
+    """One search (:meth:`Refinement.refine`) on a matrix prepared for it alone."""
+    return Refinement(matrix, costs).refine(positions, beat)
 
 
 def level_groups(costs: np.ndarray) -> list[np.ndarray]:
@@ -124,4 +149,7 @@ def _library() -> ctypes.CDLL:
                                                 np.ctypeslib.ndpointer(np.uint8), ints,
                                                 ctypes.c_double, ctypes.c_double, ints]
     lib.refine.restype = ctypes.c_double
+    lib.placement_cost.argtypes = [ctypes.c_int, ctypes.c_int, doubles,
+                                   np.ctypeslib.ndpointer(np.uint8), ints]
+    lib.placement_cost.restype = ctypes.c_double
     return lib

@@ -69,9 +69,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from affinity.graph.objective import cost_matrix, placement_cost
+from affinity.graph.objective import cost_matrix
 from affinity.graph.partition import partition
-from affinity.graph.refinement import refine
+from affinity.graph.refinement import Refinement
 from affinity.place.domains import Domain, domain_tree, scatter_order, slots
 from affinity.place.study import Memo, study_placements
 from affinity.topology import Topology
@@ -91,20 +91,16 @@ def hierarchical(topo: Topology, matrix: np.ndarray, seed: int = 0,
     n = len(matrix)
     pus = slots(topo, n)
     index = {pu: k for k, pu in enumerate(pus)}
-    costs = cost_matrix(topo, pus)
-
-    def cost(positions: list[int]) -> float:
-        return placement_cost(matrix, costs[np.ix_(positions, positions)])
-
+    search = Refinement(matrix, cost_matrix(topo, pus))
     own, *others = [[index[pu] for pu in start] for start in (
         top_down(topo, matrix, seed), *study_placements(topo, matrix, seed, memo),
         pus[:n], scatter_order(topo, pus)[:n])]
-    others.sort(key=cost)  # stable: ties keep the order above
-    best = refine(matrix, costs, own)
-    best_j = cost(best)
+    others.sort(key=search.cost)  # stable: ties keep the order above
+    best = search.refine(own)
+    best_j = search.cost(best)
     for start in others[:REFINED_STARTS - 1]:  # each may give up once it cannot beat the best
-        found = refine(matrix, costs, start, beat=best_j)
-        if (found_j := cost(found)) < best_j:  # ties keep the earlier
+        found = search.refine(start, beat=best_j)
+        if (found_j := search.cost(found)) < best_j:  # ties keep the earlier
             best, best_j = found, found_j
     return [pus[k] for k in best]
 
