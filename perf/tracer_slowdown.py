@@ -26,8 +26,13 @@ fastest-run ratio (``--verdict fastest``, the default) or the median ratio
 (``--verdict median``), as the line says.
 
 Measured (gcc 12, 2 threads, quick, --runs 5, a 2-vCPU AMD EPYC VM shared with other jobs,
-load 0.5-2), median ratio / fastest-run ratio, active and passive:
-see pintools/README.md, "Measured slowdowns" (quads about 7-10x fastest-run, spmv 3-6x).
+load 1.5-4.2; two runs of the script), tsan median ratio / fastest-run ratio:
+quads 5.7-9.1x / 8.5-9.3x active, 8.2-8.6x / 8.8-9.5x passive; stencil 10.1-10.6x /
+11.2-11.4x active, 9.3-11.0x / 9.4-13.4x passive; spmv 6.8-8.2x / 6.6-6.9x active,
+4.0-5.5x / 4.8-5.0x passive; the other kernels 1.9-9.6x / 2.0-10.6x (falseshare passive
+10.6x fastest-run). So the irregular kernel meets 10x by both ratios; the streaming kernels
+with 5-6 accesses per element (stencil, quads) do not, always: their cost is one call per
+access (pintools/README.md, "Measured slowdowns").
 
 Usage: ``.venv/bin/python perf/tracer_slowdown.py [--runs 5] [--threads 2] [--size quick]
 [--cc gcc] [--only pairs,spmv] [--wait-policy active,passive] [--verdict fastest|median]
