@@ -9,14 +9,34 @@ build (the flags of ``python -m affinity.trace --print-flags``) and the native b
 the Valgrind tool (and under Pin when PIN_ROOT is set) run in turn, ``--runs`` times,
 alternating, so that machine noise hits them alike. Each run is timed from spawn to
 exit (wall) and by the benchmark's own ``kernel_time_s``; the table gives the medians
-and the ratios to the native run. Then, as the anchor, the same on a small input with
-``valgrind --tool=lackey --trace-mem=yes --trace-sched=yes`` (log to /dev/null).
+and the ratios of the medians to the native run, and, for tsan, also the ratio of the
+fastest runs (``fastest`` = fastest tsan wall / fastest native wall). Then, as the anchor,
+the same on a small input with ``valgrind --tool=lackey --trace-mem=yes --trace-sched=yes``
+(log to /dev/null).
+
+Why the fastest runs: on a shared 2-core machine the native 2-thread runs are bimodal (a
+fast mode, and one about 2x longer when both threads share a core or wait for other load,
+e.g. native quads 35 ms or 60-120 ms), and so are the traced ones; the ratio of two medians
+then swings with the load (quads 8x to 17x). The ratio of the fastest runs compares the
+two fast modes, the instrumentation's own cost, and moves much less.
 
 The last lines give, per wait policy, the highest tsan ratio of the streaming kernels and of
-the irregular one, against the target of 10x native.
+the irregular one, for both ratios; the one compared with the target of 10x native is the
+fastest-run ratio (``--verdict fastest``, the default) or the median ratio
+(``--verdict median``), as the line says.
+
+Measured (gcc 12, 2 threads, quick, --runs 5, a 2-vCPU AMD EPYC VM shared with other jobs,
+load 1.5-4.2; two runs of the script), tsan median ratio / fastest-run ratio:
+quads 5.7-9.1x / 8.5-9.3x active, 8.2-8.6x / 8.8-9.5x passive; stencil 10.1-10.6x /
+11.2-11.4x active, 9.3-11.0x / 9.4-13.4x passive; spmv 6.8-8.2x / 6.6-6.9x active,
+4.0-5.5x / 4.8-5.0x passive; the other kernels 1.9-9.6x / 2.0-10.6x (falseshare passive
+10.6x fastest-run). So the irregular kernel meets 10x by both ratios; the streaming kernels
+with 5-6 accesses per element (stencil, quads) do not, always: their cost is one call per
+access (pintools/README.md, "Measured slowdowns").
 
 Usage: ``.venv/bin/python perf/tracer_slowdown.py [--runs 5] [--threads 2] [--size quick]
-[--cc gcc] [--only pairs,spmv] [--wait-policy active,passive] [--no-valgrind] [--no-anchor]``
+[--cc gcc] [--only pairs,spmv] [--wait-policy active,passive] [--verdict fastest|median]
+[--no-valgrind] [--no-anchor]``
 """
 from __future__ import annotations
 
@@ -101,25 +121,52 @@ def compare(bins, bench, args, runs, threads, scratch, valgrind, lackey,
     for _ in range(runs):  # alternate: native, tsan, valgrind, ... then again
         for label, argv, extra in ways:
             times[label].append(run_once(argv, {**env, **extra}))
-    med = {}
-    for label, samples in times.items():
-        walls = [w for w, _ in samples]
-        kernels = [k for _, k in samples if k is not None]
-        med[label] = (statistics.median(walls), statistics.median(kernels) if kernels else None)
-    return med
+    return {label: summary(samples) for label, samples in times.items()}
 
 
-def report(name: str, med: dict[str, tuple]) -> float:
-    """Print one kernel's line; returns the tsan wall-time ratio."""
-    base_wall, base_kernel = med["native"]
-    cells = [f"{name:<18} native {base_wall:7.3f} s"]
-    for label, (wall, kernel) in med.items():
+def summary(samples: list[tuple[float, float | None]]) -> tuple[float, float | None, float]:
+    """(median wall, median kernel time or None, fastest wall) of one way's runs."""
+    walls = [w for w, _ in samples]
+    kernels = [k for _, k in samples if k is not None]
+    return (statistics.median(walls), statistics.median(kernels) if kernels else None,
+            min(walls))
+
+
+def report(name: str, med: dict[str, tuple]) -> tuple[float, float]:
+    """Print one kernel's line; returns the tsan wall-time ratios (of the medians, of the
+    fastest runs)."""
+    base_wall, base_kernel, base_fast = med["native"]
+    cells = [f"{name:<18} native {base_wall:7.3f} s (fastest {base_fast:.3f})"]
+    for label, (wall, kernel, fast) in med.items():
         if label == "native":
             continue
         ratio_k = f"{kernel / base_kernel:6.1f}x" if kernel and base_kernel else "   -  "
-        cells.append(f"{label} {wall:7.2f} s {wall / base_wall:6.1f}x (kernel {ratio_k})")
+        fastest = f", fastest {fast / base_fast:.1f}x" if label == "tsan" else ""
+        cells.append(f"{label} {wall:7.2f} s {wall / base_wall:6.1f}x (kernel {ratio_k}{fastest})")
     print(" | ".join(cells), flush=True)
-    return med["tsan"][0] / base_wall
+    return med["tsan"][0] / base_wall, med["tsan"][2] / base_fast
+
+
+def verdicts(worst: dict[tuple[str, bool, str], tuple[float, str]], policies: list[str],
+             compared: str = "fastest") -> list[str]:
+    """The closing lines: per wait policy and kind of kernel, the highest tsan ratio of the
+    medians and of the fastest runs; `compared` ("fastest" or "median") is held against
+    TARGET."""
+    lines = []
+    for policy in policies:
+        for irregular in (False, True):
+            if (policy, irregular, compared) not in worst:
+                continue
+            med, med_bench = worst[policy, irregular, "median"]
+            fast, fast_bench = worst[policy, irregular, "fastest"]
+            ratio = fast if compared == "fastest" else med
+            lines.append(
+                f"# tsan, {policy}, {'irregular' if irregular else 'streaming/regular'} kernels: "
+                f"medians at most {med:.1f}x native ({med_bench}), fastest runs at most "
+                f"{fast:.1f}x ({fast_bench}); target {TARGET:g}x on the "
+                f"{'fastest-run' if compared == 'fastest' else 'median'} ratio: "
+                f"{'met' if ratio <= TARGET else 'NOT met'}")
+    return lines
 
 
 def main() -> int:
@@ -131,6 +178,9 @@ def main() -> int:
     parser.add_argument("--only", default=",".join(BENCHMARKS))
     parser.add_argument("--wait-policy", default="active,passive",
                         help="OMP_WAIT_POLICY values to run under, comma-separated")
+    parser.add_argument("--verdict", choices=("fastest", "median"), default="fastest",
+                        help="the tsan ratio compared with the target: of the fastest runs "
+                             "(default) or of the medians")
     parser.add_argument("--no-valgrind", action="store_true")
     parser.add_argument("--no-anchor", action="store_true", help="leave out the lackey anchor")
     args = parser.parse_args()
@@ -138,26 +188,22 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         bins = build(args.cc, scratch)
-        print(f"# {args.cc}, {args.threads} threads, size {args.size}, median of {args.runs} "
+        print(f"# {args.cc}, {args.threads} threads, size {args.size}, median and fastest of {args.runs} "
               f"alternating runs; wall = spawn..exit, kernel = the benchmark's kernel_time_s; "
               f"load average {os.getloadavg()[0]:.2f}")
-        worst: dict[tuple[str, bool], tuple[float, str]] = {}
+        worst: dict[tuple[str, bool, str], tuple[float, str]] = {}
         policies = args.wait_policy.split(",")
         for bench in args.only.split(","):
             for policy in policies:
-                ratio = report(f"{bench} {policy}",
-                               compare(bins, bench, [args.size], args.runs, args.threads,
-                                       scratch, valgrind, lackey=False, policy=policy))
-                key = (policy, bench in IRREGULAR)
-                if ratio > worst.get(key, (0.0, ""))[0]:
-                    worst[key] = (ratio, bench)
-        for policy in policies:
-            for irregular in (False, True):
-                if (policy, irregular) in worst:
-                    ratio, bench = worst[policy, irregular]
-                    print(f"# tsan, {policy}, {'irregular' if irregular else 'streaming/regular'}"
-                          f" kernels: at most {ratio:.1f}x native ({bench}); target "
-                          f"{TARGET:g}x: {'met' if ratio <= TARGET else 'NOT met'}")
+                ratios = report(f"{bench} {policy}",
+                                compare(bins, bench, [args.size], args.runs, args.threads,
+                                        scratch, valgrind, lackey=False, policy=policy))
+                for kind, ratio in zip(("median", "fastest"), ratios):
+                    key = (policy, bench in IRREGULAR, kind)
+                    if ratio > worst.get(key, (0.0, ""))[0]:
+                        worst[key] = (ratio, bench)
+        for line in verdicts(worst, policies, args.verdict):
+            print(line)
         if args.no_anchor:
             return 0
         bench, small = LACKEY_INPUT

@@ -22,6 +22,8 @@
   runtime (g++, clang++, gfortran; Fortran with clang is skipped: no flang here).
 - The Valgrind tool against lackey's memory trace on a tiny input.
 - The weight definitions on a hand-checkable case (tests/data/weights.c).
+- Exact counts through the access path: runs on one line, interleaved streams over many
+  table pages, straddling reads, two lines in turn (tests/data/streams.c).
 - --print-flags from another directory, usage errors (one line, status 2), Pin (skipped
   unless PIN_ROOT is set).
 """
@@ -539,6 +541,47 @@ def test_weights_by_hand(weights_bin, tmp_path, line_bytes, weight):
     assert {line - first: per for line, per in raw.items()} == HAND_COUNTS[line_bytes]
     # the sidecar is JSON, the same path with .json
     assert json.loads(csv.with_suffix(".json").read_text())["weight_definition"]
+
+
+def streams_expected(base: int) -> dict[int, dict[int, int]]:
+    """tests/data/streams.c's counts per (64-byte line index, thread), from its constants."""
+    run, run_lines, streams, words, rounds, alt = 5, 100, 6, 4096, 3, 7
+    block = run_lines * 64 + streams * words * 8 + 2 * 4096
+    counts: dict[int, dict[int, int]] = collections.defaultdict(dict)
+    for t in (0, 1):
+        first = (base + t * block) // 64
+        for line in range(run_lines):  # runs, then the straddling reads at the boundaries
+            counts[first + line][t] = 8 * run + (line > 0) + (line < run_lines - 1)
+        stream_lines = streams * words * 8 // 64
+        for line in range(stream_lines):
+            counts[first + run_lines + line][t] = 8 * rounds
+        pair = first + run_lines + stream_lines
+        counts[pair][t] = counts[pair + 64][t] = alt
+    return counts
+
+
+@pytest.fixture(scope="module")
+def streams_bin(tmp_path_factory) -> Path:
+    return link_with_runtime(DATA / "streams.c", tmp_path_factory.mktemp("streams") / "streams")
+
+
+@pytest.mark.parametrize("weight", ["parallel-common", "common", "parallel-events"])
+def test_same_line_runs_and_interleaved_streams_counted_exactly(streams_bin, tmp_path, weight):
+    """Runs of accesses to one line, 6 interleaved streams over many table pages,
+    straddling reads and two lines read in turn: every (line, thread) count exact, under
+    the access path (parallel-common), the all-accesses rule and the events slow path."""
+    csv, raw = tmp_path / "s.csv", tmp_path / "raw.csv"
+    env = dict(os.environ, OMP_NUM_THREADS="2", PINBENCH_TRACE_OUT=str(csv),
+               PINBENCH_TRACE_RAW=str(raw), PINBENCH_TRACE_WEIGHT=weight)
+    proc = subprocess.run([str(streams_bin)], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    base = int(re.search(r"^base (\d+)$", proc.stdout, re.M).group(1))
+    expected = streams_expected(base)
+    got = read_raw(raw)
+    assert {line: got.get(line, {}) for line in expected} == expected
+    if weight.startswith("parallel-"):  # nothing else is counted inside the region
+        assert set(got) == set(expected)
+    assert read_matrix(csv).shape == (2, 2)
 
 
 #: tests/data/count_rule.c: the threads that read its line, in order, counting every
