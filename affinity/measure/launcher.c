@@ -285,12 +285,16 @@ static int rewind_output(int fd)
 /* The last `limit` bytes of a memory file, in a buffer grown as needed; sets *size. */
 static char *tail(int fd, int64_t limit, char **buf, size_t *capacity, size_t *size)
 {
-    struct stat st;
+    /* the size from lseek, not fstat: a stat asks the file's times, after which the
+       kernel stamps the next change of any file with a fine-grained time (multigrain
+       timestamps), and the journal's mtime would then change with every run, which its
+       fdatasync must write (see journal.py) */
+    off_t end = lseek(fd, 0, SEEK_END);
     *size = 0;
-    if (fstat(fd, &st) != 0 || st.st_size <= 0)
+    if (end <= 0)
         return *buf;
-    int64_t start = st.st_size > limit ? st.st_size - limit : 0;
-    size_t want = (size_t)(st.st_size - start);
+    int64_t start = end > limit ? end - limit : 0;
+    size_t want = (size_t)(end - start);
     if (want > *capacity) {
         char *grown = realloc(*buf, want);
         if (!grown)
