@@ -148,6 +148,7 @@ def test_killed_campaign_resumes_without_losing_or_duplicating_runs(tmp_path, wh
     started = {r["started_at"] for r in rows}
     assert all(json.loads(line)["started_at"] in started for line in journaled)
     assert journaled_runs(journal) == len(rows)
+    assert b"\0" not in journal.read_bytes()  # the resumed job cut the padding off
 
 
 def test_snakemake_lint_is_clean(tmp_path):
