@@ -44,10 +44,11 @@ alternating runs of this script, 150 runs each, load 1-3):
   file is rewound with one ``lseek``, the launcher's own CPU time is asked again only after a
   run long enough for a share).
 
-Per run, new against base in the same alternating runs: 1.46-1.56x against 1.52-1.98x at the
-10th percentile, 1.58-1.73x against 1.69-2.07x at the median. The 1.5x target is met at the
-10th percentile when the machine is quiet, not at the median: the journal's synchronous disk
-write alone is 0.25-0.35x.
+Per run, new against base over 15 alternating pairs of runs of this script (load 1-6, other
+work on the machine): 1.46-1.74x against 1.52-1.98x at the 10th percentile, 1.55-1.95x against
+1.63-2.07x at the median; the new code ahead in 13 of the 15 pairs, by 0.05-0.2x. The 1.5x
+target is met at the 10th percentile only in the quieter runs, not at the median: the
+journal's synchronous disk write alone is 0.25-0.45x, and it grows with others' disk work.
 Usage: ``.venv/bin/python perf/launcher_overhead.py [--runs 200]``.
 """
 from __future__ import annotations
