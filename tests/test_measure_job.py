@@ -165,3 +165,37 @@ def test_progress_lines_say_rate_and_time_left(tmp_path):
                         "left; campaign: job 2 of 3, about 33 s left")
     assert lines[-1].startswith("[m b t2] 10/10 runs (100%); 0.333 runs/s; this cell done in 30 s"
                                 "; campaign: job 2 of 3, about 15 s left")
+
+
+def test_outputs_of_any_size_are_kept_whole_with_a_window_fitted_to_them(tmp_path):
+    """Each member's window is as small as its text allows (cheap for a few lines); every
+    size reads back, ``zcat`` included, and compresses as well as the default window."""
+    texts = {("os", n): "x" * n + "".join(f"{k}\n" for k in range(n // 8)) for n in
+             (0, 1, 100, 511, 600, 5000, 40000, 200000)}
+    with outputs.Outputs(tmp_path, texts) as kept:
+        for (strategy, rep), text in texts.items():
+            kept.keep(strategy, rep, 0, text, "err\n")
+    found = outputs.read(tmp_path)
+    assert found == {run: f"== exit status 0\n== stdout\n{outputs._tail(text)}"
+                          f"{chr(10) if text and not text.endswith(chr(10)) else ''}"
+                          "== stderr\nerr\n" for run, text in texts.items()}
+    assert gzip.decompress((tmp_path / outputs.RUNS_FILE).read_bytes()).count(b"== run ") == 8
+    big = "".join(f"line {k}\n" for k in range(9000)).encode()
+    assert len(outputs._gzip(big)) <= len(gzip.compress(big, 6, mtime=0)) * 1.01
+    assert gzip.decompress(outputs._gzip(b"")) == b""
+
+
+def test_a_runs_environment_and_request_are_made_once_per_placement(tmp_path):
+    from affinity.measure import spawn
+    from affinity.measure.job import prepared_run, run_environment
+
+    spec = job(tmp_path / "prog", PLACEMENTS)
+    env, request = prepared_run(spec, TWO_PUS)
+    assert prepared_run(spec, list(TWO_PUS)) == (env, request)
+    assert prepared_run(spec, list(TWO_PUS))[1] is request  # made once
+    assert env == run_environment(spec, TWO_PUS)
+    assert request == spawn.prepare(spec.argv, env, spec.timeout_s)
+    unbound = prepared_run(spec, None)
+    assert "OMP_PLACES" not in unbound[0] and unbound[1] != request
+    other = job(tmp_path / "prog", PLACEMENTS, env={"A": "1"})
+    assert prepared_run(other, TWO_PUS)[0]["A"] == "1"  # another job: its own

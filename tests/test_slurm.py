@@ -13,6 +13,8 @@ import pytest
 import yaml
 from conftest import ROOT
 
+from affinity.measure.journal import read_lines
+
 import slurm_cluster
 
 REPETITIONS = 8
@@ -55,7 +57,7 @@ def write_campaign(work: Path, cluster, **slurm) -> None:
 def journaled(journal: Path) -> list[tuple[str, int]]:
     if not journal.exists():
         return []
-    lines = journal.read_text().splitlines()[1:]
+    lines = read_lines(journal)[1:]  # a job running or cancelled: its journal ends in padding
     return [(run["strategy"], run["repetition"]) for run in map(json.loads, lines)]
 
 

@@ -55,7 +55,7 @@ from affinity.measure.journal import Journal
 from affinity.measure.launcher import TIMER, Launcher
 from affinity.measure.lock import DEFAULT_LOCK, MachineLock
 from affinity.measure.progress import Campaign, Progress
-from affinity.measure.spawn import RunResult, base_environment, run_once
+from affinity.measure.spawn import RunResult, base_environment, prepare, run_once
 from affinity.measure.stopping import precise_enough, rounds_order
 from affinity.measure.system import wait_until_quiet
 from affinity.results.placements import omp_places, pus_for
@@ -106,6 +106,14 @@ class Job:
     def binary_path(self) -> str:
         """The benchmark's binary, as an absolute path."""
         return os.path.abspath(self.binary or self.argv[0])
+
+    @functools.cached_property
+    def prepared(self) -> dict[tuple[int, ...] | None, tuple[dict[str, str], bytes]]:
+        """The environment and launcher request of each placement's runs (PUs as a tuple, or
+        None: not bound), made the first time they run (:func:`prepared_run`): the same for
+        every repetition, so not made again before each. A job's fields do not change once
+        it runs; :func:`dataclasses.replace` makes a job with an empty one."""
+        return {}
 
     @functools.cached_property
     def binary_digest(self) -> str:
@@ -189,6 +197,23 @@ def run_environment(job: Job, pus: list[int] | None) -> dict[str, str]:
     if pus is not None:
         env.update(OMP_PLACES=omp_places(pus), OMP_PROC_BIND="close")
     return env
+
+
+def prepared_run(job: Job, pus: list[int] | None) -> tuple[dict[str, str], bytes]:
+    """The environment of a run on ``pus`` and the launcher's request for it, made once per
+    job and placement (:attr:`Job.prepared`)."""
+    key = tuple(pus) if pus is not None else None
+    found = job.prepared.get(key)
+    if found is None:
+        env = run_environment(job, pus)
+        found = job.prepared[key] = (env, prepare(job.argv, env, job.timeout_s))
+    return found
+
+
+@functools.cache
+def _host() -> str:
+    """This machine's name (asked once per process)."""
+    return os.uname().nodename
 
 
 @functools.cache
@@ -284,13 +309,14 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
     output is parsed and the binding verified once the program is reaped, after the clock.
     """
     pus = pus_for(job.placements[strategy], repetition)
-    env = run_environment(job, pus)
-    if wrap_env is not None:
-        env = wrap_env(env)
+    if wrap_env is None:
+        env, request = prepared_run(job, pus)
+    else:  # a run of its own (explained: its own record file)
+        env, request = wrap_env(run_environment(job, pus)), None
     load_1m = os.getloadavg()[0]
     gov = governor(pus)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
-    result = run_once(job.argv, env, job.timeout_s, launcher)
+    result = run_once(job.argv, env, job.timeout_s, launcher, request)
     failure, validated, time_s, source, resolution = judge(job, result)
     if outputs is not None:
         outputs.keep(strategy, repetition, result.exit_status, result.stdout, result.stderr)
@@ -315,7 +341,7 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
         pus=" ".join(map(str, pus)) if pus is not None else "",
         observed=verify.format_binding(observed), load_1m=load_1m, governor=gov,
         started_at=started, other_cpu=result.other_cpu, time_resolution_s=resolution,
-        metrics=json.dumps(values, sort_keys=True) if values else "", host=os.uname().nodename,
+        metrics=json.dumps(values, sort_keys=True) if values else "", host=_host(),
     )
 
 

@@ -276,21 +276,29 @@ static void write_all(int fd, const char *buf, size_t size)
     }
 }
 
-/* Empties a memory file and rewinds it (the program's writes then start at 0). */
+/* Empties a memory file and rewinds it (the program's writes then start at 0); one lseek
+   when it is empty already (the program wrote nothing), which leaves it at 0. */
 static int rewind_output(int fd)
 {
-    return ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0 ? 0 : -1;
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (end == 0)
+        return 0;
+    return end > 0 && ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0 ? 0 : -1;
 }
 
 /* The last `limit` bytes of a memory file, in a buffer grown as needed; sets *size. */
 static char *tail(int fd, int64_t limit, char **buf, size_t *capacity, size_t *size)
 {
-    struct stat st;
+    /* the size from lseek, not fstat: a stat asks the file's times, after which the
+       kernel stamps the next change of any file with a fine-grained time (multigrain
+       timestamps), and the journal's mtime would then change with every run, which its
+       fdatasync must write (see journal.py) */
+    off_t end = lseek(fd, 0, SEEK_END);
     *size = 0;
-    if (fstat(fd, &st) != 0 || st.st_size <= 0)
+    if (end <= 0)
         return *buf;
-    int64_t start = st.st_size > limit ? st.st_size - limit : 0;
-    size_t want = (size_t)(st.st_size - start);
+    int64_t start = end > limit ? end - limit : 0;
+    size_t want = (size_t)(end - start);
     if (want > *capacity) {
         char *grown = realloc(*buf, want);
         if (!grown)
@@ -404,9 +412,11 @@ int main(int argc, char **argv)
         int64_t own0 = own_cpu_us();
         run_program(&c, timeout_ns, delay_us, &mask, &o);
         busy1 = busy0, total1 = total0;
-        if (o.wall_ns >= shortest_share_ns)
+        int64_t own1 = own0; /* no share of a run too short for one: no need to ask */
+        if (o.wall_ns >= shortest_share_ns) {
             cpu_times(stat_fd, &busy1, &total1);
-        int64_t own1 = own_cpu_us();
+            own1 = own_cpu_us();
+        }
         size_t out_size, err_size;
         tail(out_fd, output_limit, &out_buf, &out_capacity, &out_size);
         tail(err_fd, output_limit, &err_buf, &err_capacity, &err_size);

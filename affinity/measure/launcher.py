@@ -51,6 +51,17 @@ def build() -> Path:
     return compiled.compiled(SOURCE, "pinbench-launcher", CFLAGS, "the launcher", LauncherError)
 
 
+def request(path: str, argv: list[str], env: dict[str, str], timeout_s: float,
+            output_limit: int) -> bytes:
+    """The launcher's request to run ``argv`` (executable ``path``) with exactly ``env``
+    (see :meth:`Launcher.run`): its length, then NUL-terminated fields."""
+    fields = [b"%d" % max(1, int(timeout_s * 1e9)), b"%d" % output_limit, os.fsencode(path),
+              b"%d" % len(argv), *map(os.fsencode, argv), b"%d" % len(env),
+              *(os.fsencode(f"{name}={value}") for name, value in env.items())]
+    payload = b"\0".join(fields) + b"\0"
+    return len(payload).to_bytes(8, "little") + payload
+
+
 @dataclass
 class Reply:
     """What the launcher says of one run (times in seconds, CPU samples in clock ticks)."""
@@ -89,6 +100,7 @@ class Launcher:
         except OSError as exc:
             raise LauncherError(f"cannot start the launcher {args[0]}: {exc}") from None
         self.pid = self._proc.pid
+        self._stdin = self._proc.stdin.fileno()
         self._owner = os.getpid()
         self._lock = threading.Lock()
 
@@ -100,33 +112,35 @@ class Launcher:
             output_limit: int) -> Reply:
         """Run ``argv`` (executable ``path``) with exactly ``env``; kill its process group
         after ``timeout_s``; keep the last ``output_limit`` bytes of its stdout and stderr."""
-        fields = [b"%d" % max(1, int(timeout_s * 1e9)), b"%d" % output_limit, os.fsencode(path),
-                  b"%d" % len(argv), *map(os.fsencode, argv), b"%d" % len(env),
-                  *(os.fsencode(f"{name}={value}") for name, value in env.items())]
-        payload = b"\0".join(fields) + b"\0"
+        return self.send(request(path, argv, env, timeout_s, output_limit))
+
+    def send(self, message: bytes) -> Reply:
+        """Run the program of a :func:`request` (made once, sent for many runs)."""
         parts, output, sizes = [], b"", (0, 0)
         with self._lock:
             try:
-                self._proc.stdin.write(len(payload).to_bytes(8, "little") + payload)
-                self._proc.stdin.flush()
+                view = memoryview(message)
+                while view:  # straight to the pipe: nothing is ever buffered on it
+                    view = view[os.write(self._stdin, view):]
                 parts = self._proc.stdout.readline().split()
                 if len(parts) == REPLY_FIELDS:
-                    sizes = int(parts[-2]), int(parts[-1])
-                    output = self._proc.stdout.read(sum(sizes))
+                    sizes = int(parts[13]), int(parts[14])
+                    if sizes[0] or sizes[1]:
+                        output = self._proc.stdout.read(sizes[0] + sizes[1])
             except OSError:
                 pass
-        if len(parts) != REPLY_FIELDS or len(output) != sum(sizes):
+        if len(parts) != REPLY_FIELDS or len(output) != sizes[0] + sizes[1]:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=1)
             raise LauncherError(f"the launcher (pid {self.pid}) died during a run "
                                 f"(exit status {self._proc.poll()})")
-        numbers = [int(part) for part in parts[:12]]
+        wall, user, system, rss, status, timed_out, error, busy0, total0, busy1, total1, \
+            own = map(int, parts[:12])
         cpus = parts[12].decode()
-        return Reply(numbers[0] / 1e9, numbers[1] / 1e6, numbers[2] / 1e6, numbers[3],
-                     numbers[4], bool(numbers[5]), numbers[6], *numbers[7:11],
-                     numbers[11] / 1e6, "" if cpus == "-" else cpus,
-                     output[:sizes[0]].decode("utf-8", "replace"),
-                     output[sizes[0]:].decode("utf-8", "replace"))
+        return Reply(wall / 1e9, user / 1e6, system / 1e6, rss, status, bool(timed_out), error,
+                     busy0, total0, busy1, total1, own / 1e6, "" if cpus == "-" else cpus,
+                     output[:sizes[0]].decode("utf-8", "replace") if sizes[0] else "",
+                     output[sizes[0]:].decode("utf-8", "replace") if sizes[1] else "")
 
     def close(self) -> None:
         """End the launcher (it exits when its request pipe closes)."""

@@ -17,7 +17,6 @@ the layout: :func:`read` is its reader, :func:`set_aside` moves a job's folder a
 """
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
 from collections.abc import Container, Iterator
@@ -85,6 +84,16 @@ def read(kept: Path) -> dict[tuple[str, int], str]:
     return {run: text for _, run, text in _members(data)}
 
 
+def _gzip(data: bytes) -> bytes:
+    """One gzip member of ``data`` (as ``gzip.compress(data, 6, mtime=0)``), its window no
+    larger than the data needs: a run's few lines cost 3 us instead of 12 (zlib's default
+    state, 256 KiB of which it clears a part, for 60 bytes), and compress as well (a
+    window covering the whole data finds every match the largest one would)."""
+    window = min(15, max(9, (len(data) - 1).bit_length()))
+    deflate = zlib.compressobj(6, zlib.DEFLATED, 16 + window, min(8, window - 6))
+    return deflate.compress(data) + deflate.flush()
+
+
 class Outputs:
     """A job's runs file, open for appending; :meth:`keep` adds one run's output.
 
@@ -111,8 +120,7 @@ class Outputs:
                 f"== stdout\n{_tail(stdout)}"
                 f"{'' if stdout.endswith(chr(10)) or not stdout else chr(10)}"
                 f"== stderr\n{_tail(stderr)}")
-        data = memoryview(gzip.compress(text.encode("utf-8", "replace"), compresslevel=6,
-                                        mtime=0))
+        data = memoryview(_gzip(text.encode("utf-8", "replace")))
         while data:
             data = data[os.write(self._fd, data):]
 

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from affinity.measure.journal import finished_runs
 from affinity.results.layout import Layout
 
 #: Seconds between two progress lines of a job.
@@ -42,10 +43,10 @@ def duration(seconds: float) -> str:
 
 
 def journaled_runs(path: Path) -> int:
-    """The finished runs of a journal on disk (its lines less the header), 0 without one."""
+    """The finished runs of a journal on disk (its whole lines less the header, padding not
+    counted: :func:`affinity.measure.journal.finished_runs`), 0 without one."""
     try:
-        with path.open("rb") as handle:
-            return max(0, sum(1 for line in handle if line.strip()) - 1)
+        return finished_runs(path)
     except OSError:
         return 0
 

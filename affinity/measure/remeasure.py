@@ -25,8 +25,7 @@ import sys
 from pathlib import Path
 
 from affinity.measure import outputs
-from affinity.measure.journal import set_aside
-from affinity.measure.progress import journaled_runs
+from affinity.measure.journal import read_lines, set_aside
 from affinity.results.layout import Layout
 
 WHY = "re-measured on request"
@@ -43,8 +42,8 @@ def remeasure(root: str, machine: str, bench: str, threads: int,
         raise FileNotFoundError(f"no machine {machine!r} in {root}")
     done = [] if journal.exists() else [f"no journal {journal} to set aside"]
     if journal.exists():
-        count = journaled_runs(journal)
-        header = json.loads(journal.read_text().partition("\n")[0] or "{}")
+        lines = read_lines(journal)
+        count, header = max(0, len(lines) - 1), json.loads(lines[0] if lines else "{}")
         note = {"strategy": strategy} if strategy else {}
         target = set_aside(journal, count, why + (f" (strategy {strategy}: the whole job, "
                                                   "so that its runs share one session)"

@@ -82,17 +82,25 @@ def executable(argv0: str, env: dict[str, str]) -> str:
     return argv0
 
 
+def prepare(argv: list[str], env: dict[str, str], timeout_s: float) -> bytes:
+    """The launcher's request to run ``argv`` with exactly ``env`` (as :func:`run_once` makes
+    it): made once, it serves every run of the same command (``run_once``'s ``request``)."""
+    return c_launcher.request(executable(argv[0], env), argv, env, timeout_s, OUTPUT_LIMIT)
+
+
 def run_once(argv: list[str], env: dict[str, str], timeout_s: float,
-             launcher: c_launcher.Launcher | None = None) -> RunResult:
+             launcher: c_launcher.Launcher | None = None,
+             request: bytes | None = None) -> RunResult:
     """Run ``argv`` once with exactly ``env`` and return its times and output.
 
     The output goes to memory files of the launcher (nothing is read while the program
     runs), and the last :data:`OUTPUT_LIMIT` bytes of each stream come back. A run past
     ``timeout_s`` is killed with its process group. ``launcher``: the launcher process to
-    use (default: this process's own, :func:`affinity.measure.launcher.shared`).
+    use (default: this process's own, :func:`affinity.measure.launcher.shared`);
+    ``request``: what :func:`prepare` made of these ``argv``, ``env`` and ``timeout_s``.
     """
-    reply = (launcher or c_launcher.shared()).run(executable(argv[0], env), argv, env,
-                                                  timeout_s, OUTPUT_LIMIT)
+    reply = (launcher or c_launcher.shared()).send(
+        request if request is not None else prepare(argv, env, timeout_s))
     if reply.error:
         error = OSError(reply.error, os.strerror(reply.error), argv[0])
         return RunResult(0.0, 0.0, 0.0, 127, False, "", "", f"cannot start: {error}")

@@ -40,6 +40,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from affinity.measure.journal import finished_runs
+
 
 def sidecar_path(matrix_csv: Path | str) -> Path:
     """The JSON sidecar of an affinity matrix file: beside it, extension ``.json``."""
@@ -224,7 +226,7 @@ class Layout:
         for path in sorted(Path(self.machine(machine)).glob("journal/*/t*.jsonl.stale-*[0-9]")):
             why = Path(f"{path}.why")
             note = json.loads(why.read_text()) if why.is_file() else {}
-            runs = note.get("runs", max(0, len(path.read_text().splitlines()) - 1))
+            runs = note["runs"] if "runs" in note else finished_runs(path)
             notes.append({"machine": machine, "benchmark": path.parent.name,
                           "threads": int(path.name.split(".")[0][1:]), "path": str(path),
                           "runs": runs, "changed": note.get("changed", "the measurement changed")})
