@@ -10,14 +10,13 @@ from __future__ import annotations
 import io
 
 import matplotlib
+import numpy as np
+from matplotlib.figure import Figure  # not pyplot: no figure manager, nothing to close
+from matplotlib.lines import Line2D
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-import numpy as np  # noqa: E402
-
-plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "pinbench", "font.size": 9,
-                     "axes.spines.top": False, "axes.spines.right": False})
+matplotlib.use("Agg")  # should anything in the process import pyplot
+matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "pinbench", "font.size": 9,
+                            "axes.spines.top": False, "axes.spines.right": False})
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3",
            "#8C8C8C", "#CCB974", "#64B5CD"]
 
@@ -47,7 +46,7 @@ def _axes(width: float, height: float, right: float = RIGHT):
     put outside their axes (tick labels, axis labels, a legend sized by
     :func:`legend_width`)."""
     width += right
-    fig = plt.figure(figsize=(width, height))
+    fig = Figure(figsize=(width, height))
     ax = fig.add_axes((LEFT / width, BOTTOM / height, 1 - (LEFT + right) / width,
                        1 - (BOTTOM + TOP) / height))
     return fig, ax
@@ -61,7 +60,6 @@ def _svg(fig, metadata: dict | None = None) -> str:
     fig.savefig(buffer, format="svg",
                 metadata={"Date": None, "Creator": "pinbench", "Format": None, "Type": None}
                 | (metadata or {}))
-    plt.close(fig)
     text = buffer.getvalue()
     return text[text.index("<svg"):]  # drop the XML prolog and DOCTYPE for inlining
 
@@ -185,6 +183,7 @@ def factored_speedups(series: dict[str, dict[int, dict[str, float]]]) -> str:
     handles += [Line2D([], [], color="black", ls=style, lw=1.2, label=label)
                 for key, (label, style) in sorted(styles.items(),
                                                   key=lambda s: [k for k, *_ in SPEEDUPS].index(s[0]))]
+    ax.set_xticks(sorted({n for threads, *_ in lines.values() for n in threads}))
     ax.set_xlabel("threads P")
     ax.set_ylabel("speedup over T_s")
     if handles:

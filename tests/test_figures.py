@@ -70,3 +70,25 @@ def test_factored_speedups_legend_names_each_strategy_and_speedup_once(monkeypat
     svg = figures.factored_speedups(series)
     assert seen == ["os", "compact", "maximal", "actual"]
     assert svg.count("<text") >= 4  # svg.fonttype none: labels stay text
+
+
+def test_figures_do_without_pyplot():
+    import subprocess
+    import sys
+
+    code = "import sys, reports.figures; print('matplotlib.pyplot' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # pyplot's import and figure managers cost time
+
+
+def test_factored_speedups_ticks_are_the_thread_counts(monkeypatch):
+    ticks = []
+    draw = Figure.draw
+
+    def record(fig, renderer):
+        ticks.extend(fig.axes[0].get_xticks())
+        return draw(fig, renderer)
+
+    monkeypatch.setattr(Figure, "draw", record)
+    figures.factored_speedups({"os": {2: {"speedup_actual": 1.8}, 8: {"speedup_actual": 5.0}}})
+    assert list(ticks) == [2, 8]
