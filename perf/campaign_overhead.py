@@ -19,6 +19,20 @@ apart, and the ratio is printed with them and without them. ``--no-quiet-wait`` 
 campaign with ``quiet.max_wait_s: 0`` (runs still record the share others used) and
 ``--private-lock`` with a lock of its own, to see the campaign's own costs on a busy machine.
 
+Measured (issue 16, target 4; default campaign with explained runs, ``--private-lock
+--no-quiet-wait``, shared 2-core machine at load 2.1-2.7), alternating a170f57 and the
+report figures drawn once with fixed geometry (reports/figures.py), one call each in turn:
+
+    before: 1.062x, 1.101x, 1.002x, 1.042x, 1.054x; report 2.7, 4.9, 3.1, 3.1, 3.2 s
+    after:  1.039x, 1.005x, 1.038x, 1.050x, 1.041x; report 2.4, 2.1, 2.0, 1.8, 2.2 s
+
+(e.g. after: 55.4 s for measuring 45.5 s, builds 2.5 s, tracing 4.7 s, launcher 1.4 s,
+placement 0.5 s, analysis 0.3 s, report 1.8 s, Snakemake 2.3 s; 1.9-2.2 s with nothing to
+do.) The ratio moves with how long builds and tracing take (they overlap on two cores and
+count as useful), so single calls vary by ±0.04 either way; the report job itself (its
+30 figures, in the same process as before) went from 2.7-4.9 s to 1.8-2.4 s, and building
+the report alone from the same results (imports aside) from 4.1-5.1 s to 2.1-2.4 s.
+
 Usage: ``.venv/bin/python perf/campaign_overhead.py [--repeat 1] [--configfile FILE]
 [--no-quiet-wait] [--private-lock]``
 """

@@ -10,41 +10,76 @@ from __future__ import annotations
 import io
 
 import matplotlib
+import numpy as np
+from matplotlib.figure import Figure  # not pyplot: no figure manager, nothing to close
+from matplotlib.lines import Line2D
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "pinbench", "font.size": 9,
-                     "axes.spines.top": False, "axes.spines.right": False})
+matplotlib.use("Agg")  # should anything in the process import pyplot
+matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "pinbench", "font.size": 9,
+                            "axes.spines.top": False, "axes.spines.right": False})
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3",
            "#8C8C8C", "#CCB974", "#64B5CD"]
 
 
+#: The margins around the axes, in inches (fixed geometry: see :func:`_axes`).
+LEFT, BOTTOM, TOP, RIGHT = 0.85, 0.5, 0.25, 0.15
+
+
+def text_width(labels, fontsize: float) -> float:
+    """The widest label's width in inches, estimated generously: 0.6 em a character (DejaVu
+    Sans averages less over words; a digit is 0.64 em). tests/test_figures.py checks that
+    nothing a figure draws falls outside it."""
+    return max((len(str(label)) for label in labels), default=0) * fontsize * 0.6 / 72
+
+
+def legend_width(labels, fontsize: float) -> float:
+    """The room a legend right of the axes takes, in inches: handle, padding and text."""
+    return 0.55 + text_width(labels, fontsize) if labels else 0.0
+
+
+def _axes(width: float, height: float, right: float = RIGHT):
+    """A figure of ``width`` x ``height`` inches with one axes placed in fixed margins
+    (``right``: inches right of the axes, room for a legend outside them).
+
+    Fixed geometry instead of ``bbox_inches="tight"``: a tight bounding box costs a second
+    draw of the figure (about half of its time), and the margins here hold what the figures
+    put outside their axes (tick labels, axis labels, a legend sized by
+    :func:`legend_width`)."""
+    width += right
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_axes((LEFT / width, BOTTOM / height, 1 - (LEFT + right) / width,
+                       1 - (BOTTOM + TOP) / height))
+    return fig, ax
+
+
 def _svg(fig, metadata: dict | None = None) -> str:
-    """The figure as SVG text; ``metadata``: Dublin Core fields (``Title``, ``Description``,
+    """The figure as SVG text, drawn once (no tight bounding box: the figure's geometry is
+    fixed, :func:`_axes`); ``metadata``: Dublin Core fields (``Title``, ``Description``,
     ``Date``...) that the file carries, as an exported figure should."""
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight",
+    fig.savefig(buffer, format="svg",
                 metadata={"Date": None, "Creator": "pinbench", "Format": None, "Type": None}
                 | (metadata or {}))
-    plt.close(fig)
     text = buffer.getvalue()
     return text[text.index("<svg"):]  # drop the XML prolog and DOCTYPE for inlining
 
 
 def distribution(times: dict[str, list[float]], metadata: dict | None = None) -> str:
-    """Box plot of run times per strategy with every run as a point (jittered)."""
+    """Box plot of run times per strategy with every run as a point (jittered; one
+    collection for all the points, each strategy's in its colour)."""
     names = list(times)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(names), 2.8))
+    fig, ax = _axes(0.5 + 0.9 * len(names), 2.8)
     data = [times[n] for n in names]
     ax.boxplot(data, tick_labels=names, showfliers=False, widths=0.5,
                medianprops={"color": "black"})
     rng = np.random.default_rng(0)
+    xs, ys, colours = [], [], []
     for index, values in enumerate(data, start=1):
-        jitter = rng.uniform(-0.15, 0.15, len(values))
-        ax.scatter(index + jitter, values, s=9, alpha=0.6, color=PALETTE[(index - 1) % 10],
-                   zorder=3)
+        xs.append(index + rng.uniform(-0.15, 0.15, len(values)))
+        ys.extend(values)
+        colours.extend([PALETTE[(index - 1) % 10]] * len(values))
+    if ys:
+        ax.scatter(np.concatenate(xs), ys, s=9, alpha=0.6, c=colours, zorder=3)
     ax.set_ylabel("run time (s)")
     return _svg(fig, metadata)
 
@@ -57,14 +92,15 @@ def run_order(series: dict[str, list[tuple[int, float, bool]]], busy_label: str 
     machine during it) is drawn as a ring around its point, ``busy_label`` in the legend.
     The legend sits right of the axes, outside the data.
     """
-    fig, ax = plt.subplots(figsize=(5.6, 2.8))
+    busy = [(o, t) for points in series.values() for o, t, b in points if b]
+    busy_label = busy_label or "busy machine"
+    fig, ax = _axes(4.9, 2.8, legend_width([*series, *([busy_label] if busy else [])], 8))
     for index, (name, points) in enumerate(series.items()):
         order, times, _ = zip(*sorted(points)) if points else ((), (), ())
         ax.plot(order, times, "o", ms=3, label=name, color=PALETTE[index % 10], alpha=0.8)
-    busy = [(o, t) for points in series.values() for o, t, b in points if b]
     if busy:
         ax.scatter(*zip(*busy), s=60, facecolors="none", edgecolors="black", linewidths=0.8,
-                   label=busy_label or "busy machine", zorder=4)
+                   label=busy_label, zorder=4)
     ax.set_xlabel("order of the run in the measurement job")
     ax.set_ylabel("run time (s)")
     ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
@@ -73,16 +109,21 @@ def run_order(series: dict[str, list[tuple[int, float, bool]]], busy_label: str 
 
 
 def heatmap(matrix: np.ndarray, metadata: dict | None = None) -> str:
-    """The affinity matrix W[i][j] as a heatmap, threads on both axes."""
+    """The affinity matrix W[i][j] as a heatmap, threads on both axes; the colour bar in
+    its own axes right of it (room for its tick labels and label)."""
     size = len(matrix)
-    fig, ax = plt.subplots(figsize=(3.6, 3.1))
+    side, bar_pad, bar, bar_room = 2.35, 0.12, 0.12, 0.95
+    fig, ax = _axes(side + LEFT, side + BOTTOM + TOP, bar_pad + bar + bar_room)
+    width, height = fig.get_size_inches()
     image = ax.imshow(matrix, cmap="viridis", interpolation="nearest")
     ax.set_xlabel("thread")
     ax.set_ylabel("thread")
     if size <= 16:
         ax.set_xticks(range(size))
         ax.set_yticks(range(size))
-    fig.colorbar(image, ax=ax, label="shared accesses")
+    cax = fig.add_axes(((LEFT + side + bar_pad) / width, BOTTOM / height, bar / width,
+                        side / height))
+    fig.colorbar(image, cax=cax, label="shared accesses")
     return _svg(fig, metadata)
 
 
@@ -93,20 +134,18 @@ BREAKDOWN = (("T_1", "work T_1"), ("idle", "idle I_P"), ("inflation", "inflation
 
 def breakdown(parts: dict[str, dict[str, float]]) -> str:
     """One stacked bar per strategy: P·T_P split into T_1, idle, inflation and lock waits
-    (thread-seconds; inflation may be negative, drawn below zero)."""
+    (thread-seconds; inflation may be negative, drawn below zero). One bar container per
+    part, all strategies' bars in it."""
     names = list(parts)
-    fig, ax = plt.subplots(figsize=(1.6 + 1.0 * len(names), 3.2))
-    for index, name in enumerate(names):
-        low = high = 0.0
-        for k, (key, label) in enumerate(BREAKDOWN):
-            value = parts[name].get(key) or 0.0
-            bottom = high if value >= 0 else low
-            ax.bar(index, value, 0.6, bottom=bottom, color=PALETTE[k],
-                   label=label if index == 0 else None)
-            if value >= 0:
-                high += value
-            else:
-                low += value
+    fig, ax = _axes(0.9 + 1.0 * len(names), 3.2,
+                    legend_width([label for _, label in BREAKDOWN], 7))
+    high, low = np.zeros(len(names)), np.zeros(len(names))
+    for k, (key, label) in enumerate(BREAKDOWN):
+        values = np.array([parts[name].get(key) or 0.0 for name in names])
+        bottom = np.where(values >= 0, high, low)
+        ax.bar(range(len(names)), values, 0.6, bottom=bottom, color=PALETTE[k], label=label)
+        high += np.where(values >= 0, values, 0.0)
+        low += np.where(values < 0, values, 0.0)
     ax.set_xticks(range(len(names)), names)
     ax.set_ylabel("thread-seconds (P·T_P)")
     ax.axhline(0, color="black", lw=0.6)
@@ -120,19 +159,36 @@ SPEEDUPS = (("speedup_max", "maximal", ":"), ("speedup_idle", "idle-time-specifi
 
 def factored_speedups(series: dict[str, dict[int, dict[str, float]]]) -> str:
     """The factored speedup plot (Acar et al.): per strategy (colour) the maximal,
-    idle-time-specific, inflation-specific and actual speedups (line style) over threads."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    idle-time-specific, inflation-specific and actual speedups (line style) over threads.
+
+    The legend says each colour (strategy) once and each line style (speedup) once: one
+    entry per strategy and per speedup instead of one per line."""
+    lines, styles = {}, {}
     for index, (name, by_threads) in enumerate(series.items()):
         threads = sorted(by_threads)
         for key, label, style in SPEEDUPS:
             values = [by_threads[n].get(key) for n in threads]
             if all(v is None for v in values):
                 continue
-            ax.plot(threads, [np.nan if v is None else v for v in values], style, marker="o",
-                    ms=3, color=PALETTE[index % 10], label=f"{name}: {label}")
+            lines[(name, key)] = (threads, [np.nan if v is None else v for v in values],
+                                  style, PALETTE[index % 10])
+            styles[key] = (label, style)
+    colours = {name: colour for (name, _), (*_, colour) in lines.items()}
+    labels = [*colours, *(label for label, _ in styles.values())]
+    fig, ax = _axes(5.7, 3.2, legend_width(labels, 7))
+    for threads, values, style, colour in lines.values():
+        ax.plot(threads, values, style, marker="o", ms=3, color=colour)
+    handles = [Line2D([], [], color=colour, marker="o", ms=3, lw=1.5, label=name)
+               for name, colour in colours.items()]
+    handles += [Line2D([], [], color="black", ls=style, lw=1.2, label=label)
+                for key, (label, style) in sorted(styles.items(),
+                                                  key=lambda s: [k for k, *_ in SPEEDUPS].index(s[0]))]
+    ax.set_xticks(sorted({n for threads, *_ in lines.values() for n in threads}))
     ax.set_xlabel("threads P")
     ax.set_ylabel("speedup over T_s")
-    ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    if handles:
+        ax.legend(handles=handles, frameon=False, fontsize=7, loc="upper left",
+                  bbox_to_anchor=(1.0, 1.0))
     return _svg(fig)
 
 
@@ -141,7 +197,7 @@ def scaling(points: dict[str, list[tuple[int, float]]], curves: dict[str, list[f
     """Median run time against threads per strategy: measured medians as points, the
     model's T(p) as a line (solid where measured, dashed beyond: an extrapolation); thread
     counts above the machine's PUs (oversubscribed) shaded."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    fig, ax = _axes(5.7, 3.4)
     names = list(dict.fromkeys([*points, *curves]))
     for index, name in enumerate(names):
         colour = PALETTE[index % 10]
