@@ -9,7 +9,7 @@ from affinity.graph.edges import MATCHING_BOUND, METIS_BOUND, edges, integer_mat
 from affinity.graph.matching import max_weight_matching, thread_pairs
 from affinity.graph.objective import cost_matrix, lowest_shared_matrix, node_costs, objective
 from affinity.graph.partition import PartitionError, cut, fits, partition
-from affinity.graph.refinement import Refinement, refine
+from affinity.graph.refinement import Refinement
 from affinity.place import domains
 from affinity.place.domains import PlacementError
 from affinity.topology import load
@@ -298,7 +298,7 @@ def test_refinement_never_raises_j_and_ends_at_a_local_optimum(machines):
     for n in (5, 8):
         matrix = symmetric(rng, n)
         start = list(rng.permutation(8)[:n])
-        result = refine(matrix, costs, start)
+        result = Refinement(matrix, costs).refine(start)
         j = objective(topo, matrix, [topo.placeable[k] for k in result])
         assert j <= objective(topo, matrix, [topo.placeable[k] for k in start])
         for a, b in itertools.combinations(range(n), 2):
@@ -323,15 +323,17 @@ def test_refinement_racing_a_better_j_gives_up_no_higher_than_it_began():
     def j(positions):
         return objective(topo, matrix, [topo.placeable[k] for k in positions])
 
-    full = refine(matrix, costs, start)
-    assert refine(matrix, costs, start, beat=np.inf) == full
-    raced = refine(matrix, costs, start, beat=0.0)
+    search = Refinement(matrix, costs)
+    full = search.refine(start)
+    assert search.refine(start, beat=np.inf) == full
+    raced = search.refine(start, beat=0.0)
     assert j(full) <= j(raced) <= j(start) and raced != full
 
 
 def test_prepared_refinement_sums_j_as_the_objective_and_searches_as_one_shot(machines):
     """:class:`Refinement` prepared once gives J equal to :func:`objective` (exact with
-    integer weights, free slots and a 1-level tree too) and the same searches as ``refine``."""
+    integer weights, free slots and a 1-level tree too), and its searches, after others on
+    the same preparation, are those of a fresh one (no state carried from search to search)."""
     rng = np.random.default_rng(6)
     for topo, n in ((machines["nehalem"], 8), (machines["nehalem"], 5),
                     (load("Package:4 L3Cache:2 L2Cache:4 Core:2 PU:2"), 50),
@@ -342,5 +344,7 @@ def test_prepared_refinement_sums_j_as_the_objective_and_searches_as_one_shot(ma
         for _ in range(3):
             start = [int(k) for k in rng.permutation(len(costs))[:n]]
             assert search.cost(start) == objective(topo, matrix, [topo.placeable[k] for k in start])
-            assert search.refine(start) == refine(matrix, costs, start)
-            assert search.refine(start, beat=0.0) == refine(matrix, costs, start, beat=0.0)
+            fresh = Refinement(matrix, costs)
+            assert search.refine(start) == fresh.refine(start)
+            assert search.refine(start, beat=0.0) == Refinement(matrix, costs).refine(start, 0.0)
+            assert search.cost(search.refine(start)) <= search.cost(start)

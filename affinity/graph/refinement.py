@@ -123,12 +123,6 @@ class Refinement:
                                          np.array(positions, dtype=np.int32))
 
 
-def refine(matrix: np.ndarray, costs: np.ndarray, positions: list[int],
-           beat: float = np.inf) -> list[int]:
-    """One search (:meth:`Refinement.refine`) on a matrix prepared for it alone."""
-    return Refinement(matrix, costs).refine(positions, beat)
-
-
 def level_groups(costs: np.ndarray) -> list[np.ndarray]:
     """``groups[h - 2][x]``: the group (0, 1, ...) of slot x at level h = 2..H.
 

@@ -43,21 +43,21 @@ from pathlib import Path
 CHUNK = 64 << 10
 
 
-def _data_end(data: bytes) -> int:
-    """Where a journal's whole lines end: before the padding (the first NUL), and before a
-    line cut short."""
+def _whole_lines(data: bytes) -> tuple[int, list[str]]:
+    """Where a journal's whole lines end (before the padding, the first NUL, and before a
+    line cut short), and those lines, blank ones left out."""
     padding = data.find(b"\0")
-    return data.rfind(b"\n", 0, len(data) if padding < 0 else padding) + 1
+    end = data.rfind(b"\n", 0, len(data) if padding < 0 else padding) + 1
+    return end, [line for line in data[:end].decode().splitlines() if line.strip()]
 
 
 def read_lines(path: Path) -> list[str]:
     """A journal's whole lines (the header first), without the padding or a torn last line;
     [] without a journal. Every reader of a journal on disk reads it through this."""
     try:
-        data = Path(path).read_bytes()
+        return _whole_lines(Path(path).read_bytes())[1]
     except FileNotFoundError:
         return []
-    return [line for line in data[:_data_end(data)].decode().splitlines() if line.strip()]
 
 
 def finished_runs(path: Path) -> int:
@@ -147,13 +147,12 @@ class Journal:
         if not self.path.exists():
             return []
         data = self.path.read_bytes()
-        end = _data_end(data)
+        end, lines = _whole_lines(data)
         if end < len(data):
             with self.path.open("r+b") as handle:
                 handle.truncate(end)
                 os.fsync(handle.fileno())
-        lines = data[:end].decode().splitlines()
-        return [line for line in lines if line.strip()]
+        return lines
 
     def append(self, run: dict) -> None:
         """Record one finished run durably (written in place of padding, then

@@ -21,13 +21,13 @@ three steps.
 2. **Portfolio.** The study's five strategies on every socket
    (:func:`affinity.place.study.study_placements`) and ``compact`` and
    ``scatter`` over the slots are taken as further starting points.
-3. **Swap refinement on J** (:func:`affinity.graph.refinement.refine`) of the
+3. **Swap refinement on J** (:meth:`affinity.graph.refinement.Refinement.refine`) of the
    top-down placement and of the :data:`REFINED_STARTS` - 1 other starting
    points of lowest J, in that order; the refined placement of lowest J is
    returned (the top-down one on ties, then the others in the order above).
    The others race against the best found so far: a search whose shrinking
    gains per pass, extrapolated, fall far short of reaching it gives up
-   (``beat`` of :func:`~affinity.graph.refinement.refine`).
+   (``beat`` of :meth:`~affinity.graph.refinement.Refinement.refine`).
 
 Why the portfolio: top-down partitioning decides the upper levels first and
 cannot undo a poor early cut; bottom-up pairing (LPGP) fixes pairs that may
