@@ -2,8 +2,7 @@
 .PHONY: run test setup
 
 run: setup
-	.venv/bin/snakemake --cores all
-	@echo "pinbench report: $(CURDIR)/results/$$(.venv/bin/python -c 'import yaml; print(yaml.safe_load(open("config/config.yaml"))["campaign"])')/report/index.html"
+	.venv/bin/pinbench run
 
 test: setup
 	.venv/bin/python -m pytest

@@ -1,44 +1,12 @@
-# pinbench: thread-placement campaigns with rigorous statistics.
-# This file is a table of contents; the stages live in rules/, the logic in affinity/ and stats/.
-from snakemake.utils import min_version
-
-min_version("9.0")
-
-
-include: "rules/common.smk"
+# Plain `snakemake` in this repository runs pinbench's workflow, which lives in the package
+# (pinbench/workflow/Snakefile) so that an installed pinbench carries it; `pinbench run` is the
+# usual way in. Relative paths of a campaign are read from this directory.
+include: "pinbench/workflow/Snakefile"
 
 
-# Placements, statistics and the report run where Snakemake runs, also on a cluster.
-localrules:
-    all,
-    placement,
-    plan,
-    runs_table,
-    analyse,
-    explain,
-    models,
-    report,
-
-
-include: "rules/topology.smk"
-include: "rules/build.smk"
-include: "rules/trace.smk"
-include: "rules/placement.smk"
-include: "rules/measure.smk"
-include: "rules/analyse.smk"
-include: "rules/models.smk"
-include: "rules/report.smk"
-
-
-rule all:
+# An included file's default target is not the caller's: this one is all of it.
+rule campaign:
     input:
-        all_targets(),
+        rules.all.input,
+    localrule: True
     default_target: True
-
-
-onstart:
-    print_system_checks()
-
-
-onsuccess:
-    print_summaries()

@@ -49,8 +49,8 @@ from pathlib import Path
 
 import yaml
 
-from affinity.results.layout import Layout
-from affinity.workflow import rules
+from pinbench.results.layout import Layout
+from pinbench.workflow import rules
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 1.05

@@ -5,12 +5,12 @@ four seeded matrices per tree (:func:`case_matrix`: planted, stencil, sparse,
 dense), prints for each case
 
 - the time of the ``hierarchical`` algorithm alone
-  (:func:`affinity.place.hierarchical.hierarchical`, the tree already loaded and
+  (:func:`pinbench.place.hierarchical.hierarchical`, the tree already loaded and
   the matrix in memory; the best of ``--repeats`` runs),
-- the time of the whole ``python -m affinity.place --strategy hierarchical``
+- the time of the whole ``pinbench place --strategy hierarchical``
   process on the matrix written as CSV (imports, reading the matrix, loading the
   tree with hwloc, placing, the record, printing),
-- J (:mod:`affinity.graph.objective`), and its ratio to the J that the
+- J (:mod:`pinbench.graph.objective`), and its ratio to the J that the
   hierarchical strategy of pinbench before issue 16 reached on the same case
   (``--before``, a JSON file this script wrote with ``--save``; by default
   ``perf/eagermap_before.json``, measured on commit d38337e),
@@ -37,11 +37,11 @@ from pathlib import Path
 
 import numpy as np
 
-from affinity.graph.matrix import write_matrix
-from affinity.graph.objective import cost_matrix, objective
-from affinity.place.domains import slots
-from affinity.place.hierarchical import hierarchical
-from affinity.topology import load
+from pinbench.graph.matrix import write_matrix
+from pinbench.graph.objective import cost_matrix, objective
+from pinbench.place.domains import slots
+from pinbench.place.hierarchical import hierarchical
+from pinbench.topology import load
 
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE = Path(__file__).resolve().parent / "eagermap_before.json"
@@ -111,11 +111,11 @@ def algorithm_s(topo, matrix: np.ndarray, repeats: int) -> tuple[float, list[int
 
 
 def process_s(tree: str, matrix: np.ndarray, scratch: Path) -> float:
-    """Wall seconds of one whole ``python -m affinity.place --strategy hierarchical`` process."""
+    """Wall seconds of one whole ``pinbench place --strategy hierarchical`` process."""
     path = scratch / "m.csv"
     write_matrix(matrix, path)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "affinity.place", "--topology", tree, "--matrix",
+    subprocess.run([sys.executable, "-m", "pinbench", "place", "--topology", tree, "--matrix",
                     str(path), "--strategy", "hierarchical"], check=True, cwd=ROOT,
                    stdout=subprocess.DEVNULL)
     return time.perf_counter() - start

@@ -63,10 +63,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from affinity.measure.job import Job, measure_one, run_environment
-from affinity.measure.journal import Journal
-from affinity.measure.launcher import Launcher, c_compiler
-from affinity.measure.outputs import Outputs
+from pinbench.measure.job import Job, measure_one, run_environment
+from pinbench.measure.journal import Journal
+from pinbench.measure.launcher import Launcher, c_compiler
+from pinbench.measure.outputs import Outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED_TARGET, WHOLE_TARGET = 1.05, 1.5

@@ -28,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from affinity.measure.explain import explain_environment, read_record
-from affinity.trace.build import build_ompt_tool
+from pinbench.measure.explain import explain_environment, read_record
+from pinbench.trace.build import build_ompt_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ("pairs", "quads", "stencil", "triad", "falseshare", "array")

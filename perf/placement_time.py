@@ -7,7 +7,7 @@ per thread, like the sharing of a stencil or a task graph; dense = every pair a
 random weight. After placing 96 threads once with each strategy, untimed (so
 that modules imported on first use count for none), prints one line per
 (tree, matrix, strategy) with the seconds of
-``affinity.place.record.make_placement`` (strategy plus J plus the record), the
+``pinbench.place.record.make_placement`` (strategy plus J plus the record), the
 best of ``--repeats`` placements, each paying the per-topology table of lowest
 shared objects (cleared before each, as a process placing one strategy pays it),
 then a table of the seconds per size, the growth exponent between consecutive
@@ -26,10 +26,10 @@ import time
 
 import numpy as np
 
-from affinity.graph.objective import _placeable_lowest_shared
-from affinity.place.record import make_placement
-from affinity.place.registry import GRAPH
-from affinity.topology import load
+from pinbench.graph.objective import _placeable_lowest_shared
+from pinbench.place.record import make_placement
+from pinbench.place.registry import GRAPH
+from pinbench.topology import load
 
 TREES = {
     96: "Package:4 Core:24 PU:1",

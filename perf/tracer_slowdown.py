@@ -5,7 +5,7 @@ irregular one (a sparse matrix-vector product whose gathers land on random lines
 vector). Each runs under each OpenMP wait policy asked (``--wait-policy``, default
 ``active,passive``: ``OMP_WAIT_POLICY`` set alike for the native and the traced runs;
 the Valgrind tool always runs passive). For every kernel, the native build (``cc -O2 -fopenmp``), the tsan-traced
-build (the flags of ``python -m affinity.trace --print-flags``) and the native build under
+build (the flags of ``pinbench trace --print-flags``) and the native build under
 the Valgrind tool (and under Pin when PIN_ROOT is set) run in turn, ``--runs`` times,
 alternating, so that machine noise hits them alike. Each run is timed from spawn to
 exit (wall) and by the benchmark's own ``kernel_time_s``; the table gives the medians
@@ -52,7 +52,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from affinity.trace.build import build_tracer, traced_build_flags
+from pinbench.trace.build import build_tracer, traced_build_flags
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from affinity.results.runs import RunRecord
+from pinbench.results.runs import RunRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -16,7 +16,7 @@ DATA = Path(__file__).resolve().parent / "data"
 
 def preset(name: str) -> str:
     """The synthetic topology string of a machine preset."""
-    return yaml.safe_load((ROOT / "config" / "machines" / f"{name}.yaml").read_text())["topology"]
+    return yaml.safe_load((ROOT / "pinbench" / "workflow" / "presets" / f"{name}.yaml").read_text())["topology"]
 
 
 def run_record(**fields) -> RunRecord:

@@ -5,19 +5,20 @@ import os
 import subprocess
 import sys
 
-from affinity.place.record import make_placement
-from affinity.place.registry import GRAPH as registry_graph
-from affinity.place.registry import NAMES, STRATEGIES
-from affinity.results.layout import Layout, placement_key
-from affinity.results.placements import write_placement
-from affinity.results.runs import read_runs
-from affinity.topology import load
+from pinbench.place.record import make_placement
+from pinbench.place.registry import GRAPH as registry_graph
+from pinbench.place.registry import NAMES, STRATEGIES
+from pinbench.results.layout import Layout, placement_key
+from pinbench.results.placements import write_placement
+from pinbench.results.runs import read_runs
+from pinbench.topology import load
 
 #: Top-level packages the process that times benchmarks must never import.
 FORBIDDEN = {"networkx", "pymetis", "rustworkx", "numpy", "scipy", "matplotlib", "snakemake",
-             "jinja2", "stats", "reports"}
+             "jinja2"}
 #: pinbench packages it must not import either: it reads placement files, nothing more.
-FORBIDDEN_OWN = ("affinity.graph", "affinity.place", "affinity.trace", "affinity.workflow")
+FORBIDDEN_OWN = ("pinbench.graph", "pinbench.place", "pinbench.trace", "pinbench.workflow",
+                 "pinbench.stats", "pinbench.report")
 
 
 def imported_modules(stderr: str) -> set[str]:
@@ -27,7 +28,7 @@ def imported_modules(stderr: str) -> set[str]:
 
 
 def test_the_measuring_process_imports_no_placement_algorithm(spin_binaries, tmp_path):
-    """A real job through ``python -m affinity.measure``, every import of its life recorded."""
+    """A real job through ``python -m pinbench.measure``, every import of its life recorded."""
     topo = load("auto")
     threads = len(topo.placeable)
     placements = []
@@ -41,14 +42,14 @@ def test_the_measuring_process_imports_no_placement_algorithm(spin_binaries, tmp
             "order": "interleaved", "strategies": ["os", "compact", "random"]}
     out = tmp_path / "t.csv"
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "affinity.measure", "--spec", json.dumps(spec),
+        [sys.executable, "-X", "importtime", "-m", "pinbench.measure", "--spec", json.dumps(spec),
          "--placements", *placements, "--journal", str(tmp_path / "t.jsonl"), "--out", str(out),
          "--lock", str(tmp_path / "lock")],
         capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(read_runs([out])) == 6  # the job really ran: every import of its life is counted
     modules = imported_modules(proc.stderr)
-    assert "affinity.measure.job" in modules and "affinity.results.placements" in modules
+    assert "pinbench.measure.job" in modules and "pinbench.results.placements" in modules
     heavy = sorted(m for m in modules if m.split(".")[0] in FORBIDDEN)
     assert heavy == [], f"the measuring process imported {heavy[:10]}"
     own = sorted(m for m in modules if m.startswith(FORBIDDEN_OWN))
@@ -61,7 +62,7 @@ def test_the_registry_is_the_only_list_of_strategy_names():
     assert [n for n, s in STRATEGIES.items() if s.takes_sockets] == ["lpgp", "gplp"]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # no module but the registry spells a graph strategy's name as a string literal
-    for folder in ("affinity", "stats", "reports"):
+    for folder in ("pinbench",):
         for dirpath, _, files in os.walk(os.path.join(root, folder)):
             for name in files:
                 if not name.endswith(".py") or name == "registry.py":

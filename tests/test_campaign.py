@@ -7,7 +7,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from affinity.workflow import campaign
+from pinbench.workflow import campaign
 
 
 def base() -> dict:
@@ -153,7 +153,7 @@ def test_the_default_campaign_and_the_examples_are_valid():
 
 
 def test_the_schema_name_pattern_is_the_one_the_errors_describe():
-    schema = yaml.safe_load((ROOT / "config" / "schema.yaml").read_text())
+    schema = yaml.safe_load((ROOT / "pinbench" / "workflow" / "schemas" / "campaign.schema.yaml").read_text())
     assert schema["$defs"]["name"]["pattern"] == campaign.NAME_PATTERN
 
 
@@ -222,7 +222,7 @@ def test_declared_inputs_and_tree_are_what_the_build_reads_and_writes():
 
 def test_the_least_repetitions_are_the_statistics_own():
     """campaign.MIN_N is a copy (so reading a campaign imports no SciPy) of the Speedup-Test's."""
-    from affinity.workflow import campaign
-    from stats import speeduptest
+    from pinbench.workflow import campaign
+    from pinbench.stats import speeduptest
 
     assert campaign.MIN_N == speeduptest.MIN_N

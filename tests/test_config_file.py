@@ -17,7 +17,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from affinity.workflow import campaign, config_file
+from pinbench.workflow import campaign, config_file
 
 BAD = ROOT / "tests" / "data" / "bad_configs"
 

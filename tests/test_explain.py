@@ -24,12 +24,12 @@ import yaml
 from conftest import ROOT, compile_c, run_record
 from test_workflow import snakemake
 
-from affinity.measure.explain import explain_environment, read_record
-from affinity.measure.job import T1_RUN
-from affinity.results.runs import read_runs
-from affinity.trace.build import build_ompt_tool
-from affinity.workflow.campaign import ConfigError, load_campaign
-from stats.explain import decompose, explain_table
+from pinbench.measure.explain import explain_environment, read_record
+from pinbench.measure.job import T1_RUN
+from pinbench.results.runs import read_runs
+from pinbench.trace.build import build_ompt_tool
+from pinbench.workflow.campaign import ConfigError, load_campaign
+from pinbench.stats.explain import decompose, explain_table
 
 PLANTED = str(ROOT / "tests" / "data" / "ompt" / "planted.c")
 

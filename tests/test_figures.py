@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from reports import figures
+from pinbench.report import figures
 
 NAMES = ["os", "random", "compact (+1)", "scatter", "lp-compact", "lp-scatter (+1)", "gp",
          "lpgp", "gplp", "hierarchical"]
@@ -76,7 +76,7 @@ def test_figures_do_without_pyplot():
     import subprocess
     import sys
 
-    code = "import sys, reports.figures; print('matplotlib.pyplot' in sys.modules)"
+    code = "import sys, pinbench.report.figures; print('matplotlib.pyplot' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"  # pyplot's import and figure managers cost time
 

@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 from conftest import preset
 
-from affinity.graph.edges import MATCHING_BOUND, METIS_BOUND, edges, integer_matrix
-from affinity.graph.matching import max_weight_matching, thread_pairs
-from affinity.graph.objective import cost_matrix, lowest_shared_matrix, node_costs, objective
-from affinity.graph.partition import PartitionError, cut, fits, partition
-from affinity.graph.refinement import Refinement
-from affinity.place import domains
-from affinity.place.domains import PlacementError
-from affinity.topology import load
+from pinbench.graph.edges import MATCHING_BOUND, METIS_BOUND, edges, integer_matrix
+from pinbench.graph.matching import max_weight_matching, thread_pairs
+from pinbench.graph.objective import cost_matrix, lowest_shared_matrix, node_costs, objective
+from pinbench.graph.partition import PartitionError, cut, fits, partition
+from pinbench.graph.refinement import Refinement
+from pinbench.place import domains
+from pinbench.place.domains import PlacementError
+from pinbench.topology import load
 
 
 def symmetric(rng, n, high=100, density=1.0):

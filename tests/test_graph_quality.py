@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from conftest import ROOT, preset
 
-from affinity.graph.objective import core_pairs, cost_matrix, objective
-from affinity.place.domains import slots
-from affinity.place.record import core_sharing, make_placement, ranked
-from affinity.place.registry import GRAPH, NAMES, STRATEGIES
-from affinity.place.study import study_placements
-from affinity.topology import load
+from pinbench.graph.objective import core_pairs, cost_matrix, objective
+from pinbench.place.domains import slots
+from pinbench.place.record import core_sharing, make_placement, ranked
+from pinbench.place.registry import GRAPH, NAMES, STRATEGIES
+from pinbench.place.study import study_placements
+from pinbench.topology import load
 from test_graph_strategies import planted
 
 STUDY = ("lp-compact", "lp-scatter", "gp", "lpgp", "gplp")

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from conftest import preset
 
-from affinity.graph.matching import thread_pairs
-from affinity.graph.objective import cost_matrix, objective
-from affinity.place import cli as place_cli
-from affinity.place import registry
-from affinity.place.domains import PlacementError, slots, socket_slots
-from affinity.place.record import make_placement
-from affinity.topology import load
+from pinbench.graph.matching import thread_pairs
+from pinbench.graph.objective import cost_matrix, objective
+from pinbench.place import cli as place_cli
+from pinbench.place import registry
+from pinbench.place.domains import PlacementError, slots, socket_slots
+from pinbench.place.record import make_placement
+from pinbench.topology import load
 
 GRAPH = list(registry.GRAPH)
 BOUND = ["compact", "scatter", *GRAPH]
@@ -252,7 +252,7 @@ def test_records_carry_j_when_a_matrix_is_given(machines):
 
 
 def test_placement_files_record_j(tmp_path, capsys):
-    from affinity.graph.matrix import write_matrix
+    from pinbench.graph.matrix import write_matrix
     write_matrix(symmetric(np.random.default_rng(7), 4), tmp_path / "m.csv")
     names = ["os", "random", "compact", "scatter", *GRAPH, "lpgp-1", "gplp-2"]
     code = place_cli.main(["--topology", preset("nehalem"), "--threads", "4", "--strategies",
@@ -271,8 +271,8 @@ def test_placement_files_record_j(tmp_path, capsys):
 def test_strategies_placed_with_one_memo_match_once_and_place_as_alone(machines, monkeypatch):
     """``--strategy all`` shares the matching and the socket split (one Memo): the same
     placements as each strategy placed alone, with one matching of all the threads."""
-    from affinity.place import study
-    from affinity.place.study import Memo
+    from pinbench.place import study
+    from pinbench.place.study import Memo
 
     topo = machines["ccnuma96"]
     matrix = np.random.default_rng(9).integers(0, 50, (48, 48))

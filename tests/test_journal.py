@@ -10,9 +10,9 @@ from pathlib import Path
 
 from conftest import ROOT
 
-from affinity.measure.journal import CHUNK, Journal, finished_runs, read_lines
-from affinity.measure.progress import journaled_runs
-from affinity.results.layout import Layout
+from pinbench.measure.journal import CHUNK, Journal, finished_runs, read_lines
+from pinbench.measure.progress import journaled_runs
+from pinbench.results.layout import Layout
 
 
 def run(rep: int, strategy: str = "os", size: int = 0) -> dict:
@@ -23,7 +23,7 @@ def killed_after(path: Path, runs: int, size: int = 0) -> bytes:
     """Append ``runs`` runs to a journal in another process, SIGKILL it (the journal still
     open); return the file as the kill left it."""
     code = (f"import os, signal\nfrom pathlib import Path\n"
-            f"from affinity.measure.journal import Journal\n"
+            f"from pinbench.measure.journal import Journal\n"
             f"from test_journal import run\n"
             f"journal = Journal(Path({str(path)!r}), 'fp')\n"
             f"for rep in range({runs}):\n    journal.append(run(rep, size={size}))\n"

@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 from conftest import DATA
 
-from affinity.place.independent import compact, scatter
-from affinity.topology import load
+from pinbench.place.independent import compact, scatter
+from pinbench.topology import load
 
 CLANG_OMP = "/usr/lib/llvm-14/lib/libomp.so.5"
 BOUND = re.compile(r"KMP_AFFINITY: pid \d+ tid \d+ thread (\d+) bound to OS proc set (\d+)$")

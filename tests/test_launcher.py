@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from affinity import compiled
-from affinity.measure import launcher as launcher_module
-from affinity.measure import verify
-from affinity.measure.job import Job, measure_one, run_order
-from affinity.measure.journal import Journal
-from affinity.measure.launcher import Launcher, LauncherError
-from affinity.measure.spawn import base_environment, run_once
-from affinity.measure.system import shortest_share_s
+from pinbench import compiled
+from pinbench.measure import launcher as launcher_module
+from pinbench.measure import verify
+from pinbench.measure.job import Job, measure_one, run_order
+from pinbench.measure.journal import Journal
+from pinbench.measure.launcher import Launcher, LauncherError
+from pinbench.measure.spawn import base_environment, run_once
+from pinbench.measure.system import shortest_share_s
 
 TWO_PUS = sorted(os.sched_getaffinity(0))[:2]
 
@@ -240,9 +240,9 @@ def _alive(pid: int) -> bool:
 
 MEASURING_PROCESS = """
 import sys
-from affinity.measure.spawn import base_environment, run_once
-from affinity.measure.system import shortest_share_s
-from affinity.measure import launcher
+from pinbench.measure.spawn import base_environment, run_once
+from pinbench.measure.system import shortest_share_s
+from pinbench.measure import launcher
 print(launcher.shared().pid, flush=True)
 run_once(["/bin/sh", "-c", "echo $$ > " + sys.argv[1] + "; exec sleep 60"], base_environment(), 60)
 """

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from affinity.graph.matrix import MatrixError, main, read_matrix, write_matrix
+from pinbench.graph.matrix import MatrixError, main, read_matrix, write_matrix
 
 
 def test_round_trip(tmp_path):

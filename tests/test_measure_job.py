@@ -8,12 +8,12 @@ import time
 
 from test_launcher import TWO_PUS, job
 
-from affinity.measure import outputs
-from affinity.measure.job import run_job
-from affinity.measure.journal import Journal
-from affinity.measure.launcher import TIMER
-from affinity.results.runs import read_runs
-from stats.analyse import verdict_tables
+from pinbench.measure import outputs
+from pinbench.measure.job import run_job
+from pinbench.measure.journal import Journal
+from pinbench.measure.launcher import TIMER
+from pinbench.results.runs import read_runs
+from pinbench.stats.analyse import verdict_tables
 
 PLACEMENTS = {"os": {"strategy": "os", "pus": None},
               "compact": {"strategy": "compact", "pus": TWO_PUS},
@@ -129,7 +129,7 @@ def test_a_job_with_the_stopping_rule_stops_once_every_median_is_known(spin_bina
 
 def test_the_stopping_rule_keeps_the_family_wise_rate():
     """500 simulated cells, times spread 2%, stopping at 2% from round 10 (5,000 in the README)."""
-    from stats.simulate import rates, standard_error
+    from pinbench.stats.simulate import rates, standard_error
     stopping = {"min": 10, "precision": 0.02, "confidence": 0.95}
     found = rates(500, 35, 1.0, 0.05, seed=11, compare_old=False, sigma=0.02, stopping=stopping)
     assert found["new_s1"] + found["new_other"] <= 0.05 + 3 * standard_error(0.05, 500)
@@ -142,8 +142,8 @@ def test_progress_lines_say_rate_and_time_left(tmp_path):
     journals)."""
     from pathlib import Path
 
-    from affinity.measure.progress import Campaign, Progress
-    from affinity.results.layout import Layout
+    from pinbench.measure.progress import Campaign, Progress
+    from pinbench.results.layout import Layout
 
     root = str(tmp_path / "c")
     layout = Layout(root)
@@ -186,8 +186,8 @@ def test_outputs_of_any_size_are_kept_whole_with_a_window_fitted_to_them(tmp_pat
 
 
 def test_a_runs_environment_and_request_are_made_once_per_placement(tmp_path):
-    from affinity.measure import spawn
-    from affinity.measure.job import prepared_run, run_environment
+    from pinbench.measure import spawn
+    from pinbench.measure.job import prepared_run, run_environment
 
     spec = job(tmp_path / "prog", PLACEMENTS)
     env, request = prepared_run(spec, TWO_PUS)

@@ -6,7 +6,7 @@ import random
 import pytest
 from conftest import ROOT, run_record
 
-from stats.models import Formula, ModelError, extrap_path, model_rows, models, read_models
+from pinbench.stats.models import Formula, ModelError, extrap_path, model_rows, models, read_models
 
 EXTRAP = extrap_path(ROOT)
 COUNTS = [1, 2, 3, 4, 5, 6, 8]
@@ -89,7 +89,7 @@ def test_the_evaluator_computes_extraps_forms():
 def test_model_campaigns_validate(name):
     from pathlib import Path
 
-    from affinity.workflow import campaign, config_file
+    from pinbench.workflow import campaign, config_file
     config = config_file.load(ROOT / "config" / "campaigns" / f"{name}.yaml")
     config, machines = campaign.load_campaign(config, ROOT)
     assert config["oversubscribe"] and all(len(m.threads) >= 5 for m in machines.values())
@@ -135,7 +135,7 @@ def explain_table(counts=COUNTS, noise=0.01, seed=5):
 
 @pytest.fixture(scope="module")
 def explained(tmp_path_factory):
-    from stats.explain import write_explain
+    from pinbench.stats.explain import write_explain
     if not EXTRAP.is_file():
         pytest.fail(f"{EXTRAP} is missing: run scripts/setup.sh")
     where = tmp_path_factory.mktemp("explained")
@@ -190,7 +190,7 @@ def test_no_explain_table_models_the_times_only(tmp_path):
 def test_the_report_lists_a_row_per_explained_quantity(explained):
     from types import SimpleNamespace
 
-    from reports.campaign_data import model_sections
+    from pinbench.report.campaign_data import model_sections
     *_, where = explained
     found = model_sections(SimpleNamespace(models=where / "m.csv", models_text=where / "m.txt"),
                            planted())

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from affinity.measure.explain import NO_RECORD, explain_environment, read_record, runtime_used
-from affinity.trace.build import build_ompt_tool
+from pinbench.measure.explain import NO_RECORD, explain_environment, read_record, runtime_used
+from pinbench.trace.build import build_ompt_tool
 
 DATA = Path(__file__).resolve().parent / "data" / "ompt"
 REGIONS, SLEEP_S, HOLD_S, TASKS = 3, 0.2, 0.05, 8

@@ -8,10 +8,10 @@ import pytest
 from conftest import DATA, compile_c
 from test_workflow import read_csv, snakemake, write_campaign
 
-from affinity.measure import spawn
-from affinity.measure.job import Job, measure_one
-from affinity.measure.launcher import Launcher
-from affinity.measure.verify import format_binding
+from pinbench.measure import spawn
+from pinbench.measure.job import Job, measure_one
+from pinbench.measure.launcher import Launcher
+from pinbench.measure.verify import format_binding
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 #: The planned PU: the last one allowed, so a thread left on CPU 0 cannot pass for it.

@@ -1,4 +1,4 @@
-"""``python -m affinity.place``: one strategy, JSON, the comparison table, and one-line errors."""
+"""``pinbench place``: one strategy, JSON, the comparison table, and one-line errors."""
 import json
 import subprocess
 import sys
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from conftest import ROOT, preset
 
-from affinity.place import cli as place
-from affinity.graph.matrix import write_matrix
+from pinbench.place import cli as place
+from pinbench.graph.matrix import write_matrix
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_errors_are_one_line_and_exit_2(matrix_file, tmp_path, capsys, args, mes
 
 
 def test_runs_as_a_module(matrix_file):
-    proc = subprocess.run([sys.executable, "-m", "affinity.place", "--topology", preset("nehalem"),
+    proc = subprocess.run([sys.executable, "-m", "pinbench", "place", "--topology", preset("nehalem"),
                            "--matrix", matrix_file, "--strategy", "hierarchical", "--json"],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from stats.proportion import approximation_warning, benchmarks_needed, wilson_interval
+from pinbench.stats.proportion import approximation_warning, benchmarks_needed, wilson_interval
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "speedup-test-cases.json"  # R 4.2.2 reference
 CASES = json.loads(REFERENCE.read_text())["proportions"]

@@ -17,11 +17,11 @@ import yaml
 from conftest import ROOT
 from test_launcher import job
 
-from affinity.measure import outputs
-from affinity.measure.job import measure_one
-from affinity.trace.build import TraceError
-from affinity.trace.run import trace
-from affinity.workflow.building import building, generated_files
+from pinbench.measure import outputs
+from pinbench.measure.job import measure_one
+from pinbench.trace.build import TraceError
+from pinbench.trace.run import trace
+from pinbench.workflow.building import building, generated_files
 
 CAMPAIGN = ROOT / "config" / "campaigns" / "real-programs.yaml"
 STRATEGIES = ["os", "compact", "lp-compact"]

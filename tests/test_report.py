@@ -123,9 +123,9 @@ def test_verdict_wording_follows_the_verdict(tmp_path):
     a column named like a dict method once read as that method)."""
     import csv
 
-    from affinity.results.layout import Layout
-    from reports.html_report import build_report
-    from stats.analyse import VERDICT_COLUMNS
+    from pinbench.results.layout import Layout
+    from pinbench.report.html_report import build_report
+    from pinbench.stats.analyse import VERDICT_COLUMNS
 
     layout = Layout(str(tmp_path / "c"))
     rows = [dict.fromkeys(VERDICT_COLUMNS, "") | {
@@ -154,10 +154,10 @@ def test_verdict_wording_follows_the_verdict(tmp_path):
 def test_measurements_set_aside_are_shown_not_hidden(tmp_path):
     """A journal set aside because the measurement changed is listed with what changed and how
     many finished runs it holds, both at the end of the campaign and in the report."""
-    from affinity.measure.journal import Journal
-    from affinity.results.layout import Layout
-    from affinity.workflow.rules import set_aside
-    from reports.html_report import build_report
+    from pinbench.measure.journal import Journal
+    from pinbench.results.layout import Layout
+    from pinbench.workflow.rule_bodies import set_aside
+    from pinbench.report.html_report import build_report
 
     layout = Layout(str(tmp_path / "c"))
     path = Path(layout.journal("m", "spin", 2))

@@ -7,10 +7,10 @@ import time
 
 from conftest import run_record
 
-from affinity.measure.lock import MachineLock
-from affinity.results.runs import RUN_COLUMNS, read_runs, write_runs
-from affinity.workflow.rules import runs_table
-from stats.cells import describe_cells
+from pinbench.measure.lock import MachineLock
+from pinbench.results.runs import RUN_COLUMNS, read_runs, write_runs
+from pinbench.workflow.rule_bodies import runs_table
+from pinbench.stats.cells import describe_cells
 
 
 def row(strategy, rep, time_s, ok=True, verification="ok", failure=""):

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from affinity.measure.journal import read_lines
+from pinbench.measure.journal import read_lines
 
 import slurm_cluster
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stats.speeduptest import SampleError, main, read_times, speedup_test
+from pinbench.stats.speeduptest import SampleError, main, read_times, speedup_test
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -310,7 +310,7 @@ def test_separated_samples_have_no_interval_for_p_x_greater_y():
 # --- command line ---------------------------------------------------------------------------
 
 def start_cli(*args) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "stats.speeduptest", *map(str, args)],
+    return subprocess.Popen([sys.executable, "-m", "pinbench", "speeduptest", *map(str, args)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -5,12 +5,12 @@ import json
 import pytest
 from conftest import preset
 
-from affinity.place import cli as place_cli
-from affinity.place import independent
-from affinity.place.domains import PlacementError
-from affinity.place.record import make_placement
-from affinity.results.placements import pus_for
-from affinity.topology import load, parse_xml, topology_xml
+from pinbench.place import cli as place_cli
+from pinbench.place import independent
+from pinbench.place.domains import PlacementError
+from pinbench.place.record import make_placement
+from pinbench.results.placements import pus_for
+from pinbench.topology import load, parse_xml, topology_xml
 
 NEHALEM_CONSECUTIVE = ("Package:2 [NUMANode(memory=12GiB)] L3Cache:1(size=8MiB) "
                        "L2Cache:4(size=256KiB) L1dCache:1(size=32KiB) Core:1 PU:1")

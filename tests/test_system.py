@@ -4,7 +4,7 @@ import subprocess
 import sys
 import time
 
-from affinity.measure.system import Snapshot, busy_processes, format_checks, system_checks
+from pinbench.measure.system import Snapshot, busy_processes, format_checks, system_checks
 
 BURN = ("import ctypes, sys; ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)\n"
         "while True: pass")

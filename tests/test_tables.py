@@ -8,10 +8,10 @@ import pytest
 
 from conftest import run_record
 
-from affinity.results.runs import write_runs
-from affinity.results.layout import STATS_FILES
-from stats.analyse import analyse
-from stats.tables import cell_table, summary_table
+from pinbench.results.runs import write_runs
+from pinbench.results.layout import STATS_FILES
+from pinbench.stats.analyse import analyse
+from pinbench.stats.tables import cell_table, summary_table
 
 BENCHMARKS = ["b1", "b2", "b3", "b4"]
 #: strategy -> factor on the baseline's run time
@@ -79,14 +79,14 @@ def test_weights_change_the_overall_speedup_but_not_the_geometric_mean(cells):
 def test_strategies_with_the_same_runs_share_one_speedup_test(monkeypatch):
     """A strategy measured once for another (the same placement) holds the same runs: one
     Speedup-Test serves both, with the numbers of a test of its own."""
-    import stats.tables
+    import pinbench.stats.tables
 
     runs = planted_runs(reps=10)
     twin = [dataclasses.replace(r, strategy="twin") for r in runs if r.strategy == "fast"]
     alone = {(c["benchmark"], c["strategy"]): c for c in cell_table(runs, "os", 0.95)}
     tested = []
-    real = stats.tables.speedup_test
-    monkeypatch.setattr(stats.tables, "speedup_test",
+    real = pinbench.stats.tables.speedup_test
+    monkeypatch.setattr(pinbench.stats.tables, "speedup_test",
                         lambda *args, **kwargs: tested.append(args) or real(*args, **kwargs))
     both = {(c["benchmark"], c["strategy"]): c for c in cell_table(runs + twin, "os", 0.95)}
     assert len(tested) == len(BENCHMARKS) * (len(PLANTED) - 1)  # not one more for the twins
@@ -117,7 +117,7 @@ def test_analyse_writes_csv_json_and_text(tmp_path):
 
 
 def test_printed_tables_carry_the_precision_count_and_each_warning_once():
-    from stats.tables import SUMMARY_COLUMNS, tables_text
+    from pinbench.stats.tables import SUMMARY_COLUMNS, tables_text
 
     row = dict.fromkeys(SUMMARY_COLUMNS) | {
         "machine": "m", "threads": 2, "strategy": "compact", "benchmarks": 6,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import preset
 
-from affinity.topology import TopologyError, load, parse_cpuset, parse_xml, topology_xml
+from pinbench.topology import TopologyError, load, parse_cpuset, parse_xml, topology_xml
 
 
 def hwloc_calc(*args: str) -> list[int]:
@@ -36,7 +36,7 @@ def test_real_machine_matches_the_cpus_this_process_may_use():
 
 def test_only_pus_of_the_cpuset_are_placeable():
     """Under taskset (a cpuset restriction), only the allowed PU is placeable."""
-    code = "from affinity.topology import load; print(load('auto').placeable)"
+    code = "from pinbench.topology import load; print(load('auto').placeable)"
     out = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", code],
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[0]"
@@ -221,7 +221,7 @@ def test_bad_specs_give_one_clear_error(spec, message):
 def test_the_command_prints_one_error_line(tmp_path):
     path = tmp_path / "newer.xml"
     path.write_text(topology_xml("Package:1 Core:2 PU:1").replace('version="2.0"', 'version="3.0"'))
-    proc = subprocess.run([sys.executable, "-m", "affinity.topology", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "pinbench", "topology", str(path)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert re.fullmatch(f"error: lstopo-no-graphics failed on topology file {re.escape(str(path))} "

@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 from conftest import DATA, ROOT, preset
 
-from affinity.place import registry
-from affinity.place.independent import compact, scatter
-from affinity.place.record import make_placement
-from affinity.topology import Topology, is_synthetic, load, parse_cpuset, parse_xml
+from pinbench.place import registry
+from pinbench.place.independent import compact, scatter
+from pinbench.place.record import make_placement
+from pinbench.topology import Topology, is_synthetic, load, parse_cpuset, parse_xml
 
 CORPUS = DATA / "topologies"
 FILES = sorted(str(path) for path in CORPUS.glob("*.xml"))
 SYNTHETIC = [line for line in (CORPUS / "synthetic.txt").read_text().splitlines()
              if line.strip() and not line.startswith("#")]
-PRESETS = [preset(path.stem) for path in sorted((ROOT / "config" / "machines").glob("*.yaml"))]
+PRESETS = [preset(path.stem) for path in sorted((ROOT / "pinbench" / "workflow" / "presets").glob("*.yaml"))]
 SPECS = FILES + SYNTHETIC + PRESETS
 BINDING = [strategy for strategy in registry.NAMES if strategy != "os"]  # os places nothing
 

@@ -44,13 +44,13 @@ import pytest
 import yaml
 from conftest import preset
 
-from affinity.graph.matrix import read_matrix
-from affinity.place import registry
-from affinity.place.record import make_placement
-from affinity.topology import load
-from affinity.trace import build as tb
-from affinity.trace.run import DEFAULT_WEIGHT, WEIGHT_DEFINITIONS, trace
-from affinity.workflow.campaign import load_campaign
+from pinbench.graph.matrix import read_matrix
+from pinbench.place import registry
+from pinbench.place.record import make_placement
+from pinbench.topology import load
+from pinbench.trace import build as tb
+from pinbench.trace.run import DEFAULT_WEIGHT, WEIGHT_DEFINITIONS, trace
+from pinbench.workflow.campaign import load_campaign
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -636,8 +636,8 @@ def test_valgrind_events_match_the_sequential_definition(tmp_path):
 # ------------------------------------------------------------------------------ command line
 
 def test_print_flags_from_another_directory(tmp_path):
-    for cmd in ([PY, "-m", "affinity.trace", "--print-flags"],
-                [str(Path(PY).parent / "pinbench-trace"), "--print-flags"]):
+    for cmd in ([PY, "-m", "pinbench", "trace", "--print-flags"],
+                [str(Path(PY).parent / "pinbench"), "trace", "--print-flags"]):
         proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
@@ -653,7 +653,7 @@ def test_print_flags_from_another_directory(tmp_path):
     script = f"cc {cflags} -c x.c && cc x.o {ldflags} -o x"
     proc = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    proc = subprocess.run([PY, "-m", "affinity.trace", "--threads", "2", "--out", "m.csv", "--",
+    proc = subprocess.run([PY, "-m", "pinbench", "trace", "--threads", "2", "--out", "m.csv", "--",
                            "./x"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     matrix = read_matrix(tmp_path / "m.csv")
@@ -676,7 +676,7 @@ def test_print_flags_from_another_directory(tmp_path):
 ])
 def test_bad_usage_exits_2_with_one_line(tmp_path, args, message):
     env = {k: v for k, v in os.environ.items() if k != "PIN_ROOT"}
-    proc = subprocess.run([PY, "-m", "affinity.trace", *args], cwd=tmp_path,
+    proc = subprocess.run([PY, "-m", "pinbench", "trace", *args], cwd=tmp_path,
                           env=env, capture_output=True, text=True)
     assert proc.returncode == 2
     assert len(proc.stderr.splitlines()) == 1 and message in proc.stderr, proc.stderr
@@ -685,26 +685,26 @@ def test_bad_usage_exits_2_with_one_line(tmp_path, args, message):
 
 @needs_valgrind
 def test_failing_program_exits_2_with_one_line(tmp_path):
-    proc = subprocess.run([PY, "-m", "affinity.trace", "--tracer", "valgrind", "--threads", "2",
+    proc = subprocess.run([PY, "-m", "pinbench", "trace", "--tracer", "valgrind", "--threads", "2",
                            "--out", "m.csv", "--", "/bin/false"], cwd=tmp_path,
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
-        "python -m affinity.trace: error: /bin/false exited with status 1 under the valgrind tracer"]
+        "pinbench trace: error: /bin/false exited with status 1 under the valgrind tracer"]
 
 
 @needs_valgrind
 def test_parallel_rule_refuses_a_program_without_parallel_regions(tmp_path):
     """Nothing counted (no OpenMP fork call seen): one line, status 2, no matrix of zeros
     passed on; counting every access, the same run gives a matrix."""
-    cmd = [PY, "-m", "affinity.trace", "--tracer", "valgrind", "--threads", "2", "--out",
+    cmd = [PY, "-m", "pinbench", "trace", "--tracer", "valgrind", "--threads", "2", "--out",
            "m.csv", "--", "/bin/true"]
     proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
-        "python -m affinity.trace: error: /bin/true made no access inside an OpenMP parallel "
+        "pinbench trace: error: /bin/true made no access inside an OpenMP parallel "
         "region that the valgrind tracer recognised; weight 'common' counts every access"]
-    proc = subprocess.run([*cmd[:3], "--weight", "common", *cmd[3:]], cwd=tmp_path,
+    proc = subprocess.run([*cmd[:4], "--weight", "common", *cmd[4:]], cwd=tmp_path,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads((tmp_path / "m.json").read_text())["count"] == "all"
@@ -728,13 +728,13 @@ def test_runtime_without_output_path_traces_nothing(weights_bin, tmp_path):
 
 
 def test_campaigns_trace_with_the_tracers_weights_and_default():
-    """config/schema.yaml's tracing.weight offers exactly the weights trace() takes, and
+    """the campaign schema's tracing.weight offers exactly the weights trace() takes, and
     a campaign that names none gets trace()'s default, the parallel-only rule."""
     config = {"campaign": "c", "machines": {"m": {"topology": "core2"}},
               "benchmarks": {"b": {"source": "tests/data/spin.c"}}}
     config, _ = load_campaign(config, ROOT)
     assert config["tracing"]["weight"] == DEFAULT_WEIGHT == "parallel-common"
-    schema = yaml.safe_load((ROOT / "config" / "schema.yaml").read_text())
+    schema = yaml.safe_load((ROOT / "pinbench" / "workflow" / "schemas" / "campaign.schema.yaml").read_text())
     assert schema["properties"]["tracing"]["properties"]["weight"]["enum"] == list(
         WEIGHT_DEFINITIONS)
 

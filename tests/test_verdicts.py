@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 from conftest import run_record
 
-from affinity.place.symmetry import canonical_form
-from affinity.results.runs import write_runs
-from affinity.topology import load
-from stats.analyse import main as analyse_main
-from stats.analyse import read_verdicts
-from stats.drift import drift
-from stats.simulate import rates, standard_error
-from stats.verdicts import cell_verdict, holm
+from pinbench.place.symmetry import canonical_form
+from pinbench.results.runs import write_runs
+from pinbench.topology import load
+from pinbench.stats.analyse import main as analyse_main
+from pinbench.stats.analyse import read_verdicts
+from pinbench.stats.drift import drift
+from pinbench.stats.simulate import rates, standard_error
+from pinbench.stats.verdicts import cell_verdict, holm
 
 
 def cell(plan: dict[str, tuple[str, float]], n: int = 35, seed: int = 0, sigma: float = 0.03,
@@ -75,7 +75,7 @@ def test_a_winner_is_clear_only_when_it_beats_the_runner_up():
 
 
 def test_the_family_wise_rate_under_h0_stays_within_alpha():
-    """1,000 simulated cells of 9 strategies equal to the baseline (python -m stats.simulate
+    """1,000 simulated cells of 9 strategies equal to the baseline (python -m pinbench.stats.simulate
     runs 5,000 and compares with the old rule)."""
     cells = 1000
     found = rates(cells, 35, 1.0, 0.05, seed=7, compare_old=False)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from affinity.measure.journal import read_lines
+from pinbench.measure.journal import read_lines
 
 STRATEGIES = ["os", "random", "compact", "scatter"]
 
@@ -162,7 +162,7 @@ def test_a_finished_call_exits_without_waiting_for_the_schedulers_timer():
     """Snakemake's scheduler leaves a rate-limit ``threading.Timer`` behind (here: a long
     one): once the call's work is done, the process exits without waiting for it."""
     code = ("import threading, time\n"
-            "from affinity.workflow.session import exit_without_waiting\n"
+            "from pinbench.workflow.session import exit_without_waiting\n"
             "threading.Timer(60, lambda: None).start()\n"
             "exit_without_waiting()\n")
     started = time.monotonic()
@@ -200,7 +200,7 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
 
 
 def test_remeasure_sets_the_job_aside_and_measures_it_again(tmp_path):
-    """`python -m affinity.measure.remeasure` keeps the old journal (renamed, with why), the
+    """`pinbench remeasure` keeps the old journal (renamed, with why), the
     next call measures that job only, the end of the campaign and the report list it; a call
     with nothing to do still says where the results are, in one line."""
     work = write_campaign(tmp_path, machines={"here": {"topology": "auto"}},
@@ -213,7 +213,7 @@ def test_remeasure_sets_the_job_aside_and_measures_it_again(tmp_path):
     journal = root / "here" / "journal" / "spin" / "t2.jsonl"
     other = (root / "here" / "journal" / "other" / "t2.jsonl").read_text()
     before = journal.read_text()
-    done = subprocess.run([sys.executable, "-m", "affinity.measure.remeasure", str(root),
+    done = subprocess.run([sys.executable, "-m", "pinbench", "remeasure", str(root),
                            "--machine", "here", "--benchmark", "spin", "--threads", "2",
                            "--strategy", "compact"], capture_output=True, text=True, cwd=work)
     assert done.returncode == 0, done.stderr

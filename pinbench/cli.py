@@ -1,0 +1,123 @@
+"""The ``pinbench`` command: one entry point for every stage.
+
+    pinbench run [CAMPAIGN.yaml] [SNAKEMAKE OPTIONS...]   measure a campaign (default: the project's)
+    pinbench plan [CAMPAIGN.yaml] [SNAKEMAKE OPTIONS...]  every placement of every machine, no runs
+    pinbench report [CAMPAIGN.yaml]                       the HTML report again, from the results
+    pinbench place | trace | topology | matrix | system | remeasure | speeduptest | analyse ...
+    pinbench --version
+
+``run`` and ``plan`` read the campaign with the strict reader first (a bad file is one line,
+before Snakemake starts), then run pinbench's Snakemake workflow
+(``pinbench/workflow/Snakefile``) with the campaign and any other options given, e.g.
+``pinbench run my.yaml -n`` (show the jobs) or ``--executor slurm``. Relative paths of a
+campaign are read from the directory ``pinbench`` is started in (the project), where the
+results go too (``results/<campaign>/``). The stage commands are the tools each stage is
+made of, for use outside a campaign; ``pinbench COMMAND --help`` describes each.
+
+This module imports only the standard library at start: a command imports its stage when
+it runs, so ``pinbench --version`` stays quick.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+
+#: The stage tools: command -> (module with ``main(argv)``, one line of help).
+TOOLS = {
+    "place": ("pinbench.place.cli", "thread -> PU placements of any strategy for a topology"),
+    "trace": ("pinbench.trace.cli", "trace a program's cache-line sharing into an affinity matrix"),
+    "topology": ("pinbench.topology", "a machine's tree from hwloc (this one, XML or synthetic)"),
+    "matrix": ("pinbench.graph.matrix", "read, check and describe an affinity matrix"),
+    "system": ("pinbench.measure.system", "is this machine quiet and stable enough to measure?"),
+    "remeasure": ("pinbench.measure.remeasure", "measure a campaign's runs again, on purpose"),
+    "speeduptest": ("pinbench.stats.speeduptest", "the Speedup-Test of two samples of times"),
+    "analyse": ("pinbench.stats.analyse", "the statistics of a runs table"),
+}
+#: The workflow commands: command -> one line of help.
+WORKFLOW = {
+    "run": "measure a campaign: build, trace, place, run, analyse, report",
+    "plan": "compute and print every placement of a campaign, measure nothing",
+    "report": "build the HTML report again from a campaign's results",
+}
+#: pinbench's Snakemake workflow, inside the package.
+SNAKEFILE = Path(__file__).resolve().parent / "workflow" / "Snakefile"
+
+
+def usage() -> str:
+    """The command's help: every command with its line."""
+    lines = ["usage: pinbench COMMAND [ARGS...]", "", "campaigns:"]
+    lines += [f"  {name:<12} {text}" for name, text in WORKFLOW.items()]
+    lines += ["", "stage tools:"]
+    lines += [f"  {name:<12} {text}" for name, (_, text) in TOOLS.items()]
+    lines += ["", "  pinbench --version     the version and commit",
+              "  pinbench COMMAND --help",
+              "", "run and plan pass any other option to Snakemake (e.g. -n, --cores 4, "
+              "--executor slurm)."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch ``pinbench COMMAND ARGS``."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0 if args else 2
+    command, rest = args[0], args[1:]
+    if command in ("--version", "version"):
+        from pinbench.provenance import describe
+
+        print(describe())
+        return 0
+    if command in TOOLS:
+        module = importlib.import_module(TOOLS[command][0])
+        sys.argv[0] = f"pinbench {command}"
+        return module.main(rest) or 0
+    if command in WORKFLOW:
+        return _workflow(command, rest)
+    print(f"pinbench: unknown command {command!r}\n\n{usage()}", file=sys.stderr)
+    return 2
+
+
+def split_campaign(args: list[str]) -> tuple[Path | None, list[str]]:
+    """The campaign file (the first argument, when it is not an option) and the rest.
+
+    >>> split_campaign(["my.yaml", "-n"])
+    (PosixPath('my.yaml'), ['-n'])
+    >>> split_campaign(["-n", "--cores", "2"])
+    (None, ['-n', '--cores', '2'])
+    """
+    if args and not args[0].startswith("-"):
+        return Path(args[0]), args[1:]
+    return None, args
+
+
+def _workflow(command: str, args: list[str]) -> int:
+    """``run``, ``plan`` and ``report``: the campaign read strictly, then the workflow."""
+    if args and args[0] in ("-h", "--help"):
+        print(f"usage: pinbench {command} [CAMPAIGN.yaml] "
+              f"{'' if command == 'report' else '[SNAKEMAKE OPTIONS...]'}\n\n"
+              f"{WORKFLOW[command]}; without CAMPAIGN, the project's config/config.yaml.")
+        return 0
+    path, rest = split_campaign(args)
+    project = Path.cwd()
+    from pinbench.workflow import project as projects
+
+    try:
+        config, machines, path = projects.read_campaign(path, project)
+    except projects.CampaignError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    if command == "report":
+        if rest:
+            print(f"pinbench report: unexpected {rest[0]!r}", file=sys.stderr)
+            return 2
+        return projects.rebuild_report(config, machines)
+    os.environ.setdefault("PINBENCH_PROJECT", str(project))
+    snakemake_args = ["--snakefile", str(SNAKEFILE), *rest, "--configfile", str(path)]
+    if command == "plan":
+        snakemake_args[2:2] = projects.plan_targets(config, machines)
+    from snakemake.cli import main as snakemake_main
+
+    return snakemake_main(snakemake_args) or 0

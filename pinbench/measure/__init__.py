@@ -1,0 +1,16 @@
+"""The measure stage: one job runs every strategy x repetition of a cell (``python -m pinbench.measure``).
+
+- :mod:`~pinbench.measure.job`: the job, its run order, one run judged and recorded, resumption;
+- :mod:`~pinbench.measure.spawn`: start one run in a fixed environment and time it;
+- :mod:`~pinbench.measure.launcher`: the C launcher (``launcher.c``, built on demand) that
+  starts and times each run in a vfork-style child, beside the measuring process;
+- :mod:`~pinbench.measure.verify`: each thread's reported binding (at one thread, also the
+  kernel's at exit) against the plan;
+- :mod:`~pinbench.measure.journal`: the fsynced journal, so a killed job loses nothing;
+- :mod:`~pinbench.measure.lock`: the machine-wide lock, one measurement at a time;
+- :mod:`~pinbench.measure.environment`: the machine and toolchain, recorded for the report;
+- :mod:`~pinbench.measure.cli`: the measuring process's command line.
+
+The measuring process imports nothing from :mod:`pinbench.graph` or :mod:`pinbench.place`:
+it reads placement files and writes runs through :mod:`pinbench.results`.
+"""

@@ -1,0 +1,613 @@
+"""One measurement job: every strategy x repetition of one (machine, benchmark, threads).
+
+Runs go in a seeded random interleaved order (or back to back, as in the
+pinning study), one at a time, under a machine-wide lock. Each finished run
+is journaled before the next starts; a resumed job skips what the journal
+holds. The job ends by writing the runs table (one row per run).
+
+Strategies whose placement is another's (``same_as``, decided by the workflow:
+equal lists, or equal up to a symmetry of the machine) are one experiment,
+measured once under the first of them; its runs name the others
+(``stands_for``). A job resumed from a journal written before this rule (its
+fingerprint is the one without ``same_as``) keeps measuring every strategy.
+
+The journal's fingerprint (:meth:`Job.fingerprint_parts`) covers the binary's bytes,
+the command and each strategy's PUs, not how the placement was found: a rebuild
+that makes the same binary, or a re-trace that moves no thread, resumes the
+journal. Anything else sets the journal aside, and the job says what changed.
+
+With a ``stopping`` rule (:mod:`pinbench.measure.stopping`) the runs go in
+rounds and the job may end before ``repetitions`` rounds; resumed, it replays
+the rule on the journaled runs, so it stops where it would have.
+
+Before a run, if the previous run saw other processes use more than
+``quiet.threshold`` of the CPUs (or before the first run), the launcher waits
+for the machine to be quiet, at most ``quiet.max_wait_s``; each run records
+the wait and the share others used during it (``other_cpu``).
+
+With ``explain`` (:mod:`pinbench.measure.explain`) the job also makes explained runs:
+each measured strategy ``explain.repetitions`` times under the OMPT tool, and, as the
+baselines of the work-inflation analysis, the benchmark at one thread (T_1, when the
+campaign does not measure one thread itself) and its ``sequential`` command (T_s), both
+uninstrumented. They are spread evenly among the timing runs in a seeded random order, but
+go to their own journal and table: the timing runs' journal, order and fingerprint are
+those of the job without them, and no explained run ever enters the timing statistics.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime
+import functools
+import hashlib
+import json
+import os
+import random
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pinbench.measure import explain as explaining, outputs as kept_outputs, verify
+from pinbench.measure.journal import Journal
+from pinbench.measure.launcher import TIMER, Launcher
+from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
+from pinbench.measure.progress import Campaign, Progress
+from pinbench.measure.spawn import RunResult, base_environment, prepare, run_once
+from pinbench.measure.stopping import precise_enough, rounds_order
+from pinbench.measure.system import wait_until_quiet
+from pinbench.results.placements import omp_places, pus_for
+from pinbench.results.runs import RunRecord, write_runs
+from pinbench.seeding import derive_seed
+
+
+#: The default quiet policy: others may use 10% of the CPUs; wait at most 10 s for less.
+QUIET = {"threshold": 0.10, "max_wait_s": 10.0}
+
+
+@dataclass
+class Job:
+    """Everything one measurement job needs; built by the workflow from the campaign."""
+
+    machine: str
+    benchmark: str
+    threads: int
+    argv: list[str]
+    env: dict[str, str]
+    validate: str
+    time_regex: str | None
+    timeout_s: float
+    repetitions: int
+    seed: int
+    order: str
+    placements: dict[str, dict]  #: strategy -> placement record
+    #: strategy -> the strategy whose experiment it is (identical placements, measured once)
+    same_as: dict[str, str] = field(default_factory=dict)
+    #: when to wait before a run: {"threshold": share of the CPUs, "max_wait_s": seconds}
+    quiet: dict = field(default_factory=lambda: dict(QUIET))
+    #: the early-stopping rule (:mod:`pinbench.measure.stopping`): {"policy": "precision",
+    #: "min": rounds, "precision": share of the median, "confidence": level}; None: every run
+    stopping: dict | None = None
+    #: the benchmark's binary, whose bytes the fingerprint holds (default: ``argv[0]``)
+    binary: str | None = None
+    #: the exit statuses that mean success
+    exit_status: list[int] = field(default_factory=lambda: [0])
+    #: more numbers from each run's output: name -> regex whose first group is the number
+    metrics: dict[str, str] = field(default_factory=dict)
+    #: explained runs (None: none): {"repetitions": R, "tool": what
+    #: :func:`pinbench.trace.build.build_ompt_tool` returned, "t1_argv": the one-thread
+    #: command or None (the campaign measures one thread), "sequential_argv": the
+    #: benchmark's ``sequential`` command or None}. Not part of the timing fingerprint.
+    explain: dict | None = None
+
+    @property
+    def binary_path(self) -> str:
+        """The benchmark's binary, as an absolute path."""
+        return os.path.abspath(self.binary or self.argv[0])
+
+    @functools.cached_property
+    def prepared(self) -> dict[tuple[int, ...] | None, tuple[dict[str, str], bytes]]:
+        """The environment and launcher request of each placement's runs (PUs as a tuple, or
+        None: not bound), made the first time they run (:func:`prepared_run`): the same for
+        every repetition, so not made again before each. A job's fields do not change once
+        it runs; :func:`dataclasses.replace` makes a job with an empty one."""
+        return {}
+
+    @functools.cached_property
+    def binary_digest(self) -> str:
+        """SHA-256 of the binary's bytes, read once per job (every fingerprint holds it)."""
+        return hashlib.sha256(Path(self.binary_path).read_bytes()).hexdigest()
+
+    def fingerprint_parts(self) -> dict[str, str]:
+        """A hash of each thing that defines the measurement: the binary's bytes, the
+        command (arguments, environment, how a run is judged), the plan (repetitions, order,
+        merged strategies, stopping rule) and each strategy's placement (only its PUs:
+        a re-trace that moves no thread changes none of these)."""
+        binary = self.binary_path
+        argv = ["{binary}" if os.path.abspath(arg) == binary else arg for arg in self.argv]
+        parts = {
+            "binary": self.binary_digest,
+            "command": _digest([argv, self.env, self.validate, self.time_regex,
+                                self.timeout_s, sorted(self.exit_status), self.metrics]),
+            "plan": _digest([self.machine, self.benchmark, self.threads, self.repetitions,
+                             self.seed, self.order, self.same_as, self.stopping]),
+        }
+        for strategy, record in sorted(self.placements.items()):
+            parts[f"placement of {strategy}"] = _digest(
+                [record.get("pus"), record.get("pus_by_repetition")])
+        return parts
+
+    def fingerprint(self) -> str:
+        """The hash of :meth:`fingerprint_parts`: a journal with another one holds another
+        measurement."""
+        return _digest(self.fingerprint_parts())
+
+    def legacy_fingerprint(self, merged: bool = True) -> str:
+        """The hash journals were written with before :meth:`fingerprint_parts` (the whole
+        placement records, the command as given with a relative binary path), so that they
+        resume. ``merged=False``: as written before identical placements were merged."""
+        binary, digest = self.binary_path, self.binary_digest
+        fields = {name: getattr(self, name) for name in MEASUREMENT_FIELDS}
+        fields["argv"] = [os.path.relpath(arg) if os.path.isabs(arg) and arg == binary else arg
+                          for arg in self.argv]
+        if merged and self.same_as:
+            fields["same_as"] = self.same_as
+        if self.stopping:
+            fields["stopping"] = self.stopping
+        blob = json.dumps([fields, digest], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def resumable(self) -> tuple[str, ...]:
+        """The older fingerprints whose journals this job resumes, merged first: those of
+        the same measurement (where exit statuses and metrics had no meaning yet)."""
+        if sorted(self.exit_status) != [0] or self.metrics:
+            return ()
+        return tuple(dict.fromkeys([self.legacy_fingerprint(), self.legacy_fingerprint(False)]))
+
+
+def _digest(value) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+#: The fields of a job that defined what it measured in :meth:`Job.legacy_fingerprint`.
+MEASUREMENT_FIELDS = ("machine", "benchmark", "threads", "argv", "env", "validate",
+                      "time_regex", "timeout_s", "repetitions", "seed", "order", "placements")
+
+
+def run_order(strategies: list[str], repetitions: int, order: str, seed: int) -> list[tuple[str, int]]:
+    """The (strategy, repetition) pairs in the order they run.
+
+    ``back-to-back`` runs each strategy's repetitions consecutively;
+    ``interleaved`` shuffles all pairs with ``seed``, so slow drift of the
+    machine spreads over every strategy instead of biasing one.
+    """
+    pairs = [(s, r) for s in strategies for r in range(repetitions)]
+    if order == "interleaved":
+        random.Random(seed).shuffle(pairs)
+    return pairs
+
+
+def run_environment(job: Job, pus: list[int] | None) -> dict[str, str]:
+    """The full environment of one run: fixed base, campaign extras, OpenMP binding."""
+    env = base_environment() | job.env
+    env.update(OMP_NUM_THREADS=str(job.threads), OMP_DISPLAY_AFFINITY="TRUE",
+               OMP_AFFINITY_FORMAT=verify.AFFINITY_FORMAT)
+    if pus is not None:
+        env.update(OMP_PLACES=omp_places(pus), OMP_PROC_BIND="close")
+    return env
+
+
+def prepared_run(job: Job, pus: list[int] | None) -> tuple[dict[str, str], bytes]:
+    """The environment of a run on ``pus`` and the launcher's request for it, made once per
+    job and placement (:attr:`Job.prepared`)."""
+    key = tuple(pus) if pus is not None else None
+    found = job.prepared.get(key)
+    if found is None:
+        env = run_environment(job, pus)
+        found = job.prepared[key] = (env, prepare(job.argv, env, job.timeout_s))
+    return found
+
+
+@functools.cache
+def _host() -> str:
+    """This machine's name (asked once per process)."""
+    return os.uname().nodename
+
+
+@functools.cache
+def _governor_file(pu: int) -> str | None:
+    """The file of a PU's frequency governor; None when the kernel has none for it (looked up
+    once per process: a machine without cpufreq, a virtual one, does not grow it mid-job)."""
+    path = f"/sys/devices/system/cpu/cpu{pu}/cpufreq/scaling_governor"
+    return path if os.path.exists(path) else None
+
+
+def governor(pus: list[int] | None) -> str:
+    """The CPU frequency governor of the PUs used (``unreadable`` when sysfs has none)."""
+    found = set()
+    for path in filter(None, map(_governor_file, pus if pus is not None else [0])):
+        try:  # os.open rather than pathlib: read before every run
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            found.add(os.read(fd, 256).decode().strip())
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return "/".join(sorted(found)) or "unreadable"
+
+
+def number(text: str) -> tuple[float, float] | None:
+    """A number as a program printed it, and its resolution: one unit of its last digit.
+
+    >>> number("0.01"), number("12"), number("1.50e-3"), number("x")
+    ((0.01, 0.01), (12.0, 1.0), (0.0015, 1e-05), None)
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    mantissa, _, exponent = text.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return value, float(f"1e{int(exponent or 0) - decimals}")
+
+
+def judge(job: Job, result: RunResult) -> tuple[str, bool, float | None, str, float | None]:
+    """(failure reason or "", validated, time_s, time source, the printed time's resolution)
+    of one run."""
+    validated = re.search(job.validate, result.stdout, re.MULTILINE) is not None
+    time_s: float | None = result.wall_s
+    source, resolution = "wall", None
+    if job.time_regex:
+        match = re.search(job.time_regex, result.stdout, re.MULTILINE)
+        source, time_s = "regex", None
+        found = number(match.group(1)) if match else None
+        if found:
+            time_s, resolution = found
+    if result.error:
+        failure = result.error
+    elif result.timed_out:
+        failure = f"timeout after {job.timeout_s:g} s"
+    elif result.exit_status not in job.exit_status:
+        failure = f"exit status {result.exit_status}"
+    elif not validated:
+        failure = f"validation regex {job.validate!r} not found in the output"
+    elif time_s is None:
+        failure = f"time regex {job.time_regex!r} found no number in the output"
+    elif time_s <= 0:
+        failure = (f"printed time {time_s:g} s is not positive (printed to {resolution:g} s)"
+                   if resolution else f"time {time_s:g} s is not positive")
+    else:
+        failure = ""
+    return failure, validated, time_s, source, resolution
+
+
+def metrics(job: Job, stdout: str) -> tuple[dict[str, float], list[str]]:
+    """The run's named metrics, and the names whose regex found no number."""
+    found, missing = {}, []
+    for name, pattern in job.metrics.items():
+        match = re.search(pattern, stdout, re.MULTILINE)
+        value = number(match.group(1)) if match else None
+        if value is None:
+            missing.append(name)
+        else:
+            found[name] = value[0]
+    return found, missing
+
+
+def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
+                launcher: Launcher | None = None,
+                outputs: kept_outputs.Outputs | None = None, wrap_env=None) -> RunRecord:
+    """Run one repetition of one strategy and return its record; keep its output in
+    ``outputs`` (the job's runs file, :mod:`pinbench.measure.outputs`) when given.
+
+    ``launcher``: the launcher process that runs it (default: this process's own). The
+    output is parsed and the binding verified once the program is reaped, after the clock.
+    """
+    pus = pus_for(job.placements[strategy], repetition)
+    if wrap_env is None:
+        env, request = prepared_run(job, pus)
+    else:  # a run of its own (explained: its own record file)
+        env, request = wrap_env(run_environment(job, pus)), None
+    load_1m = os.getloadavg()[0]
+    gov = governor(pus)
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+    result = run_once(job.argv, env, job.timeout_s, launcher, request)
+    failure, validated, time_s, source, resolution = judge(job, result)
+    if outputs is not None:
+        outputs.keep(strategy, repetition, result.exit_status, result.stdout, result.stderr)
+    values, missing = metrics(job, result.stdout)
+    if missing and not failure:
+        failure = (f"metric regex {job.metrics[missing[0]]!r} ({missing[0]}) found no number "
+                   "in the output")
+    observed = verify.observed_binding(result.stdout + "\n" + result.stderr)
+    if job.threads == 1:  # libgomp reports no one-thread team: ask the kernel
+        observed = verify.with_initial_thread(observed, result.exit_cpus)
+    messages = [line for line in result.stderr.splitlines()
+                if line.strip() and not line.startswith(verify.TOKEN)]
+    if failure and messages:
+        failure += ": " + messages[-1][:200]
+    return RunRecord(
+        machine=job.machine, benchmark=job.benchmark, threads=job.threads,
+        strategy=strategy, repetition=repetition, order_index=order_index,
+        ok=not failure, failure=failure, time_s=time_s, time_source=source,
+        wall_s=result.wall_s, user_s=round(result.user_s, 6), sys_s=round(result.sys_s, 6),
+        exit_status=result.exit_status, timed_out=result.timed_out,
+        validated=validated, verification=verify.verify(pus, observed, job.threads),
+        pus=" ".join(map(str, pus)) if pus is not None else "",
+        observed=verify.format_binding(observed), load_1m=load_1m, governor=gov,
+        started_at=started, other_cpu=result.other_cpu, time_resolution_s=resolution,
+        metrics=json.dumps(values, sort_keys=True) if values else "", host=_host(),
+    )
+
+
+def _stops(stopping: dict, times: dict[str, list[float]], index: int, per_round: int,
+           total: int) -> bool:
+    """After run ``index`` of a job run in rounds: does the precision rule stop it here?"""
+    rounds = (index + 1) // per_round
+    return ((index + 1) % per_round == 0 and rounds >= stopping["min"] and index + 1 < total
+            and precise_enough(list(times.values()), stopping["precision"],
+                               stopping["confidence"]))
+
+
+def failure_summary(records: list[RunRecord]) -> str:
+    """Counts of runs, failures by reason, and verification results."""
+    failures = Counter(r.failure.split(":")[0] for r in records if not r.ok)
+    checks = Counter(r.verification for r in records)
+    text = f"{len(records)} runs, {sum(failures.values())} failed"
+    if failures:
+        text += " (" + "; ".join(f"{n} x {why}" for why, n in failures.most_common()) + ")"
+    return text + "; verification " + ", ".join(f"{k}: {v}" for k, v in sorted(checks.items()))
+
+
+def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LOCK,
+            say=lambda line: print(line, file=sys.stderr, flush=True),
+            outputs: Path | None = None, explained: tuple[Path, Path] | None = None,
+            campaign: Campaign | None = None, account: dict | None = None) -> list[RunRecord]:
+    """Run (or resume) a measurement job and write its runs table to ``out``; keep each
+    run's output under ``outputs``, in a folder named after the journal's fingerprint
+    (:func:`pinbench.measure.outputs.folder`).
+
+    ``explained``: (journal, table) of the explained runs, when ``job.explain`` asks for
+    them (:mod:`pinbench.results.explained` reads the table); ``campaign``: the campaign's
+    other jobs, for the progress lines' estimate of the time left
+    (:mod:`pinbench.measure.progress`); ``account``: filled with where this call's time went
+    (:func:`new_account`)."""
+    label = f"[{job.machine} {job.benchmark} t{job.threads}]"
+    account = new_account() if account is None else account
+    asked = time.monotonic()
+    with MachineLock(lock_path, lambda line: say(f"{label} {line}")):
+        account["lock_wait_s"] += time.monotonic() - asked
+        older, parts = job.resumable(), job.fingerprint_parts()
+        with Journal(journal_path, _digest(parts), also=older,
+                     header={"timer": TIMER, "parts": parts}) as journal, \
+                Launcher() as launcher:
+            if journal.set_aside:
+                say(f"{label} WARNING: the measurement changed ({journal.changed}): "
+                    f"{journal.set_aside_runs} finished runs set aside in {journal.set_aside}, "
+                    "not used, and measured again")
+            unmerged = len(older) == 2 and journal.fingerprint == older[1]
+            with (kept_outputs.Outputs(kept_outputs.folder(outputs, journal.fingerprint),
+                                       journal.runs)
+                  if outputs is not None else contextlib.nullcontext()) as kept, \
+                    _ExplainedRuns(job, explained, journal.fingerprint, launcher, label,
+                                   say) as extra:
+                records = _run_journaled(job, journal, launcher, not unmerged, kept, label,
+                                         say, extra, campaign, account)
+        write_runs(records, out)
+    say(f"{label} {failure_summary(records)}")
+    return records
+
+
+def new_account() -> dict:
+    """Where a job's time goes, in seconds (besides what Python's start-up and the lock cost):
+    ``runs`` measured by this call, ``measuring_s`` (their recorded wall times),
+    ``quiet_wait_s`` (waiting for a quiet machine before them), ``explained_s`` (the explained
+    runs' recorded wall times), ``lock_wait_s`` (waiting for the machine lock) and ``loop_s``
+    (the whole loop over the runs; less the above: the launcher's own cost per run)."""
+    return {"runs": 0, "measuring_s": 0.0, "quiet_wait_s": 0.0, "explained_runs": 0,
+            "explained_s": 0.0, "lock_wait_s": 0.0, "loop_s": 0.0}
+
+
+def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
+                   kept: kept_outputs.Outputs | None, label: str, say,
+                   extra: "_ExplainedRuns | None" = None,
+                   campaign: Campaign | None = None,
+                   account: dict | None = None) -> list[RunRecord]:
+    """The body of :func:`run_job`, under the machine lock: the runs the journal lacks
+    (``merged``: the journal is one where identical placements are measured once; ``kept``:
+    where each run's output goes)."""
+    same_as = job.same_as if merged else {}
+    measured = [s for s in job.placements if s not in same_as]
+    stands_for = {s: [o for o in job.placements if same_as.get(o) == s] for s in measured}
+    for strategy, others in stands_for.items():
+        if others:
+            say(f"{label} {', '.join([strategy, *others])} place the threads identically "
+                f"(or up to a symmetry of the machine): one experiment, measured once "
+                f"as {strategy}")
+    seed = derive_seed(job.seed, "order", job.machine, job.benchmark, job.threads)
+    order = rounds_order(measured, job.repetitions, seed) if job.stopping else \
+        run_order(measured, job.repetitions, job.order, seed)
+    journaled_pairs = {pair for pair in order if pair in journal.runs}
+    journaled = len(journaled_pairs)
+    if journaled:
+        say(f"{label} resuming: {journaled} of {len(order)} runs already journaled")
+        if journal.header.get("timer") != TIMER and journaled < len(order):
+            say(f"{label} WARNING: those runs were timed by an older launcher (Python's fork "
+                "path, about 2 ms more per run than the runs measured now); re-measure the "
+                "cell to time them all alike (README: re-measuring)")
+    progress = Progress(label, len(order), journaled, say, campaign,
+                        (job.machine, job.benchmark, job.threads))
+    noisy = True  # before the first run: is the machine quiet?
+    threshold, max_wait = job.quiet["threshold"], job.quiet["max_wait_s"]
+    times: dict[str, list[float]] = {strategy: [] for strategy in measured}
+    if extra is not None:
+        extra.plan(measured, stands_for, len(order))
+    account = new_account() if account is None else account
+    loop_started = time.monotonic()
+    for index, (strategy, rep) in enumerate(order):
+        if extra is not None:
+            extra.before(index)
+        record = RunRecord(**journal.runs[(strategy, rep)]) \
+            if (strategy, rep) in journal.runs else None
+        if record is None:
+            waited, busy = wait_until_quiet(threshold, max_wait) if noisy else (0.0, False)
+            if busy:
+                say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
+                    f"busy for {max_wait:g} s: measuring anyway "
+                    "(pinbench system names them)")
+            record = measure_one(job, strategy, rep, index, launcher, kept)
+            record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
+            noisy = record.other_cpu is not None and record.other_cpu > threshold
+            journal.append(record.as_row())
+            account["runs"] += 1
+            account["measuring_s"] += record.wall_s or 0.0
+            account["quiet_wait_s"] += waited
+            if not record.ok:
+                say(f"{label} {index + 1}/{len(order)} {strategy} "
+                    f"rep {rep}: {record.wall_s:.3f} s FAILED ({record.failure})")
+        following = order[index + 1][0] if index + 1 < len(order) else strategy
+        progress.update(index + 1, following, measured=(strategy, rep) not in journaled_pairs,
+                        strategy_ends=not job.stopping and job.order != "interleaved"
+                        and following != strategy,
+                        final=index + 1 == len(order))
+        if record.counts:
+            times[strategy].append(record.time_s)
+        if job.stopping and _stops(job.stopping, times, index, len(measured), len(order)):
+            say(f"{label} every strategy's median known to within "
+                f"{job.stopping['precision']:.1%} after {rep + 1} rounds: stopping "
+                f"({len(order) - index - 1} runs of {len(order)} saved)")
+            progress.update(index + 1, strategy, measured=False, final=True)
+            break
+    if extra is not None:
+        extra.finish()
+        account["explained_runs"], account["explained_s"] = extra.runs, extra.wall_s
+    account["loop_s"] += time.monotonic() - loop_started
+    return sorted((RunRecord(**run) for run in journal.runs.values()),
+                  key=lambda record: record.order_index)
+
+
+#: The strategy names of the explained job's baseline runs (never a strategy's name).
+T1_RUN, SEQUENTIAL_RUN = "@t1", "@sequential"
+
+
+class _ExplainedRuns:
+    """The explained runs of a job (``job.explain``), spread among its timing runs.
+
+    Their journal's fingerprint is the timing journal's plus the explained plan, so a
+    changed measurement sets both aside. Each row is a run record (:class:`RunRecord`'s
+    columns) with ``kind`` (``explained``, ``t1``, ``sequential``), ``ompt`` (the tool's
+    record, or None) and ``runtime`` (the OpenMP runtime it used, in words).
+    """
+
+    def __init__(self, job: Job, paths: tuple[Path, Path] | None, fingerprint: str,
+                 launcher: Launcher, label: str, say):
+        self.job, self.launcher, self.label, self.say = job, launcher, label, say
+        self.active = bool(job.explain and paths)
+        self.order: list[tuple[str, str, int]] = []
+        self.slots: list[int] = []
+        self.next = 0
+        self.warned = False
+        self.runs, self.wall_s = 0, 0.0  # explained runs measured by this call
+        if not self.active:
+            return
+        self.journal_path, self.table = paths
+        plan = {key: value for key, value in job.explain.items() if key != "tool"}
+        with open(job.explain["tool"]["tool"], "rb") as handle:
+            plan["tool"] = hashlib.sha256(handle.read()).hexdigest()
+        self.fingerprint = _digest([fingerprint, plan])
+        self.journal = Journal(self.journal_path, self.fingerprint,
+                               header={"timer": TIMER, "explain": plan})
+        if self.journal.set_aside:
+            say(f"{label} explained runs: the measurement changed ({self.journal.changed}): "
+                f"{self.journal.set_aside_runs} set aside in {self.journal.set_aside}")
+        self.folder = self.journal_path.parent
+
+    def __enter__(self) -> "_ExplainedRuns":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.active:
+            self.journal.close()
+
+    def plan(self, measured: list[str], stands_for: dict[str, list[str]], timing_runs: int):
+        """Draw the explained runs' order and where each goes among ``timing_runs``."""
+        if not self.active:
+            return
+        self.stands_for = stands_for
+        reps = self.job.explain["repetitions"]
+        order = [("explained", s, r) for s in measured for r in range(reps)]
+        if self.job.explain.get("t1_argv"):
+            order += [("t1", T1_RUN, r) for r in range(reps)]
+        if self.job.explain.get("sequential_argv"):
+            order += [("sequential", SEQUENTIAL_RUN, r) for r in range(reps)]
+        random.Random(derive_seed(self.job.seed, "explain", self.job.machine,
+                                  self.job.benchmark, self.job.threads)).shuffle(order)
+        self.order = order
+        self.slots = [k * max(timing_runs, 1) // max(len(order), 1) for k in range(len(order))]
+        done = sum((s, r) in self.journal.runs for _, s, r in order)
+        self.say(f"{self.label} explained runs: {len(order)} ({done} already journaled), "
+                 "on libomp under the OMPT tool, kept apart from the timing runs")
+
+    def before(self, index: int) -> None:
+        """Run the explained runs due before timing run ``index``."""
+        while self.active and self.next < len(self.order) and self.slots[self.next] <= index:
+            self._run(*self.order[self.next], index)
+            self.next += 1
+
+    def finish(self) -> None:
+        """Run those not run yet (a job stopped early), then write the explained table."""
+        if not self.active:
+            return
+        while self.next < len(self.order):
+            self._run(*self.order[self.next], len(self.slots))
+            self.next += 1
+        rows = sorted(self.journal.runs.values(), key=lambda row: row["order_index"])
+        tmp = self.table.with_name(self.table.name + ".tmp")
+        self.table.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, sort_keys=True) + "\n")
+        os.replace(tmp, self.table)
+        failed = [row for row in rows if not row["ok"]]
+        self.say(f"{self.label} explained runs: {len(rows)}, {len(failed)} failed"
+                 + (f" ({failed[0]['failure']})" if failed else ""))
+
+    def _run(self, kind: str, strategy: str, rep: int, index: int) -> None:
+        if (strategy, rep) in self.journal.runs:
+            return
+        job, record_file = self.job, None
+        if kind == "explained":
+            placement = job.placements[strategy]
+            if "pus_by_repetition" in placement:  # random: the timing runs' draws, in turn
+                draws = placement["pus_by_repetition"]
+                placement = {"pus": draws[rep % len(draws)]}
+            run_job_ = dataclasses.replace(job, placements={strategy: placement})
+            record_file = explaining.record_path(self.folder, strategy, rep)
+            wrap = lambda env: explaining.explain_environment(  # noqa: E731
+                env, job.explain["tool"], record_file)
+        else:
+            argv = job.explain["t1_argv" if kind == "t1" else "sequential_argv"]
+            run_job_ = dataclasses.replace(job, threads=1, argv=argv,
+                                           placements={strategy: {"pus": None}})
+            wrap = None
+        record = measure_one(run_job_, strategy, rep, index, self.launcher, None, wrap)
+        self.runs, self.wall_s = self.runs + 1, self.wall_s + (record.wall_s or 0.0)
+        row = record.as_row()
+        ompt = explaining.read_record(record_file) if record_file else None
+        if kind == "explained" and record.ok and ompt is None:
+            row.update(ok=False, failure=explaining.NO_RECORD)
+        if kind == "explained":
+            row["stands_for"] = " ".join(self.stands_for.get(strategy, []))
+        row.update(kind=kind, ompt=ompt,
+                   runtime=explaining.runtime_used(ompt, job.binary_path)
+                   if kind == "explained" else "")
+        self.journal.append(row)
+        if not row["ok"] and not self.warned:
+            self.warned = True
+            self.say(f"{self.label} explained run of {strategy} failed: {row['failure']}"
+                     " (the timing runs go on)")

@@ -1,0 +1,436 @@
+/* pinbench-launcher: starts and times the runs of one measuring process.
+ *
+ * A long-lived helper of the measuring Python process (affinity/measure/launcher.py builds
+ * it with the system's C compiler and talks to it over its stdin and stdout). Per run it
+ * reads one request, starts the program in a vfork-style child (clone with CLONE_VM |
+ * CLONE_VFORK: no page tables copied, the parent resumes once the child has exec'd), waits
+ * for it with a timeout, reaps it and writes one reply line. The child, before execve:
+ *   - personality(ADDR_NO_RANDOMIZE), as `setarch -R` (address-space randomisation off);
+ *   - prctl(PR_SET_PDEATHSIG, SIGKILL): it dies with this launcher, which dies with the
+ *     measuring process (the launcher sets the same on itself at start);
+ *   - setpgid(0, 0): its own process group, so a timeout kills the whole group. Not a
+ *     session of its own (setsid): with the kernel's autogroup scheduling (on by default),
+ *     every new session is a new scheduling group whose share starts from nothing, and on a
+ *     busy machine a 4 ms program in one ran 15-90% slower at the median than with
+ *     posix_spawn alone; in the launcher's session it runs as a bare spawn does;
+ *   - stdin from /dev/null, stdout and stderr to two memory files (memfd) of the launcher,
+ *     emptied before each run: no file system work per run, nothing read while it runs;
+ *   - exactly the environment of the request; no other descriptor (all are close-on-exec).
+ *
+ * Timing: CLOCK_MONOTONIC read just before the clone and when the child's pidfd says it has
+ * exited; the CPUs the exited (unreaped) program's initial thread was last allowed are then
+ * asked of the kernel (sched_getaffinity of the zombie: its Cpus_allowed_list, less CPUs
+ * gone offline), outside the timed span; the clock runs again around wait4, which reaps it
+ * and gives its rusage. Before the clone and after the reaping (outside the span) the
+ * machine's CPU time is sampled from /proc/stat (kept open: one pread each), with this
+ * launcher's own CPU time and its reaped children's, so the caller can tell what other
+ * processes used during the run; after a run shorter than SHORTEST_SHARE_NS (too short for a
+ * share: pinbench.measure.system.shortest_share_s) the first sample is sent twice instead.
+ *
+ * Request: an 8-byte little-endian length, then that many bytes of NUL-terminated fields:
+ *   timeout_ns, output_limit, executable path, argc, argv[0..argc), envc, env[0..envc).
+ * Reply, one line of space-separated fields:
+ *   wall_ns user_us sys_us maxrss_kb wait_status timed_out errno
+ *   busy_before total_before busy_after total_after own_cpu_us exit_cpus
+ *   stdout_bytes stderr_bytes
+ * then the last stdout_bytes (at most output_limit) of what the program wrote to stdout,
+ * and the last stderr_bytes of its stderr. errno is not 0 when the program could not be
+ * started (wait_status is then 0 and the times are 0); exit_cpus is "-" when unknown
+ * (timeout, or the kernel did not say).
+ *
+ * Usage: pinbench-launcher PARENT_PID SHORTEST_SHARE_NS [EXIT_READ_DELAY_US]
+ * (the delay, for tests only, sleeps after the read of the exited program's CPUs, to show
+ * that the read is left out of the wall time).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+#define CHILD_STACK (64 * 1024)
+
+struct child {
+    const char *path;
+    char **argv;
+    char **envp;
+    int in_fd, out_fd, err_fd;
+    pid_t launcher;
+    volatile int error; /* written by the child when it cannot exec (memory is shared) */
+};
+
+static char child_stack[CHILD_STACK] __attribute__((aligned(16)));
+
+/* Runs in the child, on its own stack, sharing the launcher's memory until execve:
+ * system calls only, no allocation, no stdio. */
+static int child_main(void *arg)
+{
+    struct child *c = arg;
+    if (personality(ADDR_NO_RANDOMIZE) == -1 ||
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+        goto fail;
+    if (getppid() != c->launcher) { /* the launcher is gone already */
+        c->error = ESRCH;
+        _exit(127);
+    }
+    if (setpgid(0, 0) == -1 || dup2(c->in_fd, 0) == -1 || dup2(c->out_fd, 1) == -1 ||
+        dup2(c->err_fd, 2) == -1)
+        goto fail;
+    execve(c->path, c->argv, c->envp);
+fail:
+    c->error = errno ? errno : EINVAL;
+    _exit(127);
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int64_t tv_us(struct timeval t) { return (int64_t)t.tv_sec * 1000000 + t.tv_usec; }
+
+/* This process's CPU time and that of its reaped children, in microseconds. */
+static int64_t own_cpu_us(void)
+{
+    struct rusage self, children;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    return tv_us(self.ru_utime) + tv_us(self.ru_stime) + tv_us(children.ru_utime) +
+           tv_us(children.ru_stime);
+}
+
+/* The machine's busy and total CPU ticks from the first line of /proc/stat (open as
+ * stat_fd: the kernel writes the file anew at each read from offset 0), as
+ * pinbench.measure.system.CpuTimes reads them. */
+static void cpu_times(int stat_fd, int64_t *busy, int64_t *total)
+{
+    char buf[512];
+    *busy = *total = 0;
+    ssize_t n = pread(stat_fd, buf, sizeof buf - 1, 0);
+    if (n <= 3)
+        return;
+    buf[n] = 0;
+    char *p = buf + 3; /* "cpu" */
+    int64_t f[8] = {0};
+    for (int i = 0; i < 8; i++) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p)
+            break;
+        f[i] = v;
+        p = end;
+    }
+    int64_t sum = 0;
+    for (int i = 0; i < 8; i++)
+        sum += f[i];
+    *total = sum;
+    *busy = sum - f[3] - f[4]; /* idle and iowait */
+}
+
+/* A CPU mask as large as the kernel's (sched_getaffinity refuses a smaller one). */
+struct cpu_mask {
+    cpu_set_t *set;
+    size_t size;
+    int cpus;
+};
+
+static int cpu_mask_init(struct cpu_mask *m)
+{
+    for (m->cpus = 1024; m->cpus <= (1 << 20); m->cpus *= 2) {
+        m->set = CPU_ALLOC(m->cpus);
+        m->size = CPU_ALLOC_SIZE(m->cpus);
+        if (!m->set)
+            return -1;
+        if (sched_getaffinity(0, m->size, m->set) == 0)
+            return 0;
+        CPU_FREE(m->set);
+        if (errno != EINVAL)
+            return -1;
+    }
+    return -1;
+}
+
+/* The CPUs an exited, unreaped child may run on, as the kernel lists them ("0-3,6"; ""
+ * when the kernel does not say or the list does not fit). */
+static void exit_cpus(pid_t pid, struct cpu_mask *m, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = 0;
+    if (sched_getaffinity(pid, m->size, m->set) != 0)
+        return;
+    for (int cpu = 0; cpu < m->cpus; cpu++) {
+        if (!CPU_ISSET_S(cpu, m->size, m->set))
+            continue;
+        int last = cpu;
+        while (last + 1 < m->cpus && CPU_ISSET_S(last + 1, m->size, m->set))
+            last++;
+        int n = last > cpu ? snprintf(out + len, size - len, "%s%d-%d", len ? "," : "", cpu, last)
+                           : snprintf(out + len, size - len, "%s%d", len ? "," : "", cpu);
+        if (n < 0 || (size_t)n >= size - len) {
+            out[0] = 0;
+            return;
+        }
+        len += (size_t)n;
+        cpu = last;
+    }
+}
+
+struct outcome {
+    int64_t wall_ns;
+    struct rusage usage;
+    int status, timed_out, error;
+    char cpus[4096]; /* CPUs the exited program may run on (exit_cpus), "" if unknown */
+};
+
+/* Starts the program, waits for it (killing its process group after timeout_ns), reads
+ * its CPUs at exit and reaps it. The clock runs from the clone to the exit, and again
+ * around the reaping. */
+static void run_program(struct child *c, int64_t timeout_ns, long delay_us, struct cpu_mask *mask,
+                        struct outcome *o)
+{
+    int64_t start = now_ns();
+    pid_t pid = clone(child_main, child_stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+    if (pid < 0) {
+        o->error = errno;
+        return;
+    }
+    if (c->error) { /* the child could not exec: reap it */
+        o->error = c->error;
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        return;
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    struct pollfd ready = {.fd = pidfd, .events = POLLIN};
+    struct timespec limit = {timeout_ns / 1000000000, timeout_ns % 1000000000};
+    int polled;
+    do
+        polled = ppoll(&ready, 1, &limit, NULL);
+    while (polled < 0 && errno == EINTR);
+    if (pidfd < 0 || polled < 0) { /* no way to wait with a timeout (Linux < 5.3) */
+        perror("pinbench-launcher: pidfd_open or ppoll");
+        kill(-pid, SIGKILL);
+        exit(1);
+    }
+    int64_t exited = now_ns(), untimed_end = exited;
+    if (polled == 0) {
+        o->timed_out = 1;
+        kill(-pid, SIGKILL); /* its whole process group */
+    } else {
+        exit_cpus(pid, mask, o->cpus, sizeof o->cpus);
+        if (delay_us)
+            usleep((useconds_t)delay_us);
+        untimed_end = now_ns();
+    }
+    close(pidfd);
+    while (wait4(pid, &o->status, 0, &o->usage) < 0 && errno == EINTR)
+        ;
+    o->wall_ns = (exited - start) + (now_ns() - untimed_end);
+}
+
+static int read_exact(int fd, void *buf, size_t size)
+{
+    char *p = buf;
+    while (size) {
+        ssize_t n = read(fd, p, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        size -= (size_t)n;
+    }
+    return 0;
+}
+
+static void write_all(int fd, const char *buf, size_t size)
+{
+    while (size) {
+        ssize_t n = write(fd, buf, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            exit(1); /* the measuring process is gone */
+        buf += n;
+        size -= (size_t)n;
+    }
+}
+
+/* Empties a memory file and rewinds it (the program's writes then start at 0); one lseek
+   when it is empty already (the program wrote nothing), which leaves it at 0. */
+static int rewind_output(int fd)
+{
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (end == 0)
+        return 0;
+    return end > 0 && ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0 ? 0 : -1;
+}
+
+/* The last `limit` bytes of a memory file, in a buffer grown as needed; sets *size. */
+static char *tail(int fd, int64_t limit, char **buf, size_t *capacity, size_t *size)
+{
+    /* the size from lseek, not fstat: a stat asks the file's times, after which the
+       kernel stamps the next change of any file with a fine-grained time (multigrain
+       timestamps), and the journal's mtime would then change with every run, which its
+       fdatasync must write (see journal.py) */
+    off_t end = lseek(fd, 0, SEEK_END);
+    *size = 0;
+    if (end <= 0)
+        return *buf;
+    int64_t start = end > limit ? end - limit : 0;
+    size_t want = (size_t)(end - start);
+    if (want > *capacity) {
+        char *grown = realloc(*buf, want);
+        if (!grown)
+            return *buf;
+        *buf = grown;
+        *capacity = want;
+    }
+    while (*size < want) {
+        ssize_t n = pread(fd, *buf + *size, want - *size, start + (off_t)*size);
+        if (n <= 0)
+            break;
+        *size += (size_t)n;
+    }
+    return *buf;
+}
+
+/* Splits the request into its fields; returns the number of fields, -1 if malformed. */
+static long split(char *data, size_t size, char **fields, long max)
+{
+    long count = 0;
+    char *p = data, *end = data + size;
+    while (p < end) {
+        char *nul = memchr(p, 0, (size_t)(end - p));
+        if (!nul || count == max)
+            return -1;
+        fields[count++] = p;
+        p = nul + 1;
+    }
+    return count;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s PARENT_PID SHORTEST_SHARE_NS [EXIT_READ_DELAY_US]\n",
+                argv[0]);
+        return 2;
+    }
+    pid_t parent = (pid_t)atol(argv[1]);
+    int64_t shortest_share_ns = atoll(argv[2]);
+    long delay_us = argc > 3 ? atol(argv[3]) : 0;
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 || getppid() != parent)
+        return 1; /* the measuring process died before we could tie ourselves to it */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL); /* the programs start with no signal blocked */
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int stat_fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+    int out_fd = memfd_create("pinbench-stdout", MFD_CLOEXEC);
+    int err_fd = memfd_create("pinbench-stderr", MFD_CLOEXEC);
+    struct cpu_mask mask;
+    if (devnull < 0 || stat_fd < 0 || out_fd < 0 || err_fd < 0 || cpu_mask_init(&mask) != 0) {
+        perror("pinbench-launcher: /dev/null, /proc/stat, memfd_create or sched_getaffinity");
+        return 1;
+    }
+    char *out_buf = NULL, *err_buf = NULL;
+    size_t out_capacity = 0, err_capacity = 0;
+    /* stdin and stdout are the pipes to the measuring process: the programs get their own */
+    fcntl(0, F_SETFD, FD_CLOEXEC);
+    fcntl(1, F_SETFD, FD_CLOEXEC);
+
+    char *data = NULL;
+    size_t capacity = 0;
+    char **fields = NULL;
+    long max_fields = 0;
+    for (;;) {
+        unsigned char header[8];
+        if (read_exact(0, header, sizeof header) != 0)
+            return 0; /* the measuring process closed the pipe: done */
+        uint64_t size = 0;
+        for (int i = 7; i >= 0; i--)
+            size = (size << 8) | header[i];
+        if (size + 1 > capacity) {
+            capacity = size + 1;
+            data = realloc(data, capacity);
+            max_fields = (long)capacity;
+            fields = realloc(fields, sizeof *fields * (size_t)(max_fields + 1));
+            if (!data || !fields) {
+                fprintf(stderr, "pinbench-launcher: out of memory\n");
+                return 1;
+            }
+        }
+        if (read_exact(0, data, size) != 0)
+            return 0;
+        long n = split(data, size, fields, max_fields);
+        long argc_run = n >= 4 ? atol(fields[3]) : -1;
+        long envc_at = 4 + argc_run;
+        if (argc_run < 1 || envc_at >= n || 5 + argc_run + atol(fields[envc_at]) != n) {
+            fprintf(stderr, "pinbench-launcher: malformed request\n");
+            return 1;
+        }
+        int64_t timeout_ns = atoll(fields[0]), output_limit = atoll(fields[1]);
+        /* argv and env: the pointers are shifted down to make room for their NULL ends */
+        char **run_argv = fields + 3, **run_env = fields + envc_at;
+        memmove(run_argv, run_argv + 1, sizeof *fields * (size_t)argc_run);
+        run_argv[argc_run] = NULL;
+        long envc = atol(fields[envc_at]);
+        memmove(run_env, run_env + 1, sizeof *fields * (size_t)envc);
+        run_env[envc] = NULL;
+
+        struct child c = {.path = fields[2], .argv = run_argv, .envp = run_env,
+                          .in_fd = devnull, .out_fd = out_fd, .err_fd = err_fd,
+                          .launcher = getpid(), .error = 0};
+        struct outcome o = {0};
+        if (rewind_output(out_fd) != 0 || rewind_output(err_fd) != 0) {
+            perror("pinbench-launcher: emptying the output files");
+            return 1;
+        }
+        int64_t busy0, total0, busy1, total1;
+        cpu_times(stat_fd, &busy0, &total0);
+        int64_t own0 = own_cpu_us();
+        run_program(&c, timeout_ns, delay_us, &mask, &o);
+        busy1 = busy0, total1 = total0;
+        int64_t own1 = own0; /* no share of a run too short for one: no need to ask */
+        if (o.wall_ns >= shortest_share_ns) {
+            cpu_times(stat_fd, &busy1, &total1);
+            own1 = own_cpu_us();
+        }
+        size_t out_size, err_size;
+        tail(out_fd, output_limit, &out_buf, &out_capacity, &out_size);
+        tail(err_fd, output_limit, &err_buf, &err_capacity, &err_size);
+
+        char reply[sizeof o.cpus + 256];
+        int len = snprintf(reply, sizeof reply,
+                           "%lld %lld %lld %ld %d %d %d %lld %lld %lld %lld %lld %s %zu %zu\n",
+                           (long long)o.wall_ns, (long long)tv_us(o.usage.ru_utime),
+                           (long long)tv_us(o.usage.ru_stime), o.usage.ru_maxrss, o.status,
+                           o.timed_out, o.error, (long long)busy0, (long long)total0,
+                           (long long)busy1, (long long)total1, (long long)(own1 - own0),
+                           o.cpus[0] ? o.cpus : "-", out_size, err_size);
+        write_all(1, reply, (size_t)len);
+        write_all(1, out_buf, out_size);
+        write_all(1, err_buf, err_size);
+    }
+}

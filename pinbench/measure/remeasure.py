@@ -1,0 +1,95 @@
+"""``pinbench remeasure``: measure a job again, keeping what it measured.
+
+    pinbench remeasure results/<campaign> --machine M --benchmark B
+        --threads N [--strategy S] [--why TEXT]
+
+sets the job's journal aside (``t<N>.jsonl.stale-<time>``, with a ``.why`` note saying
+"re-measured on request", as :mod:`pinbench.measure.journal` does for a changed
+measurement; never deleted), moves its kept run outputs aside the same way, and removes
+the job's runs table and the campaign's (``runs.csv``, made again from the jobs' tables),
+so that the next ``snakemake`` measures the job again, and only it (the analysis and the
+report follow). The report's "Measurements set aside" banner and
+the end of the campaign list the journal set aside.
+
+``--strategy S`` re-measures S by measuring its whole job again: the runs of one job
+are compared with each other because they were measured in one session, interleaved;
+new runs of S beside old runs of the baseline would compare two sessions (another
+machine state, another day), which is what the journal's rule "any real change sets the
+whole job aside" avoids. The note records the strategy asked for.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pinbench.measure import outputs
+from pinbench.measure.journal import read_lines, set_aside
+from pinbench.results.layout import Layout
+
+WHY = "re-measured on request"
+
+
+def remeasure(root: str, machine: str, bench: str, threads: int,
+              strategy: str | None = None, why: str = WHY) -> list[str]:
+    """Set one job's journal and kept outputs aside and remove its runs table; return what
+    was done, one line each. Raises FileNotFoundError when the campaign has no such machine."""
+    layout = Layout(root)
+    journal = Path(layout.journal(machine, bench, threads))
+    runs = Path(layout.runs(machine, bench, threads))
+    if not Path(layout.machine(machine)).is_dir():
+        raise FileNotFoundError(f"no machine {machine!r} in {root}")
+    done = [] if journal.exists() else [f"no journal {journal} to set aside"]
+    if journal.exists():
+        lines = read_lines(journal)
+        count, header = max(0, len(lines) - 1), json.loads(lines[0] if lines else "{}")
+        note = {"strategy": strategy} if strategy else {}
+        target = set_aside(journal, count, why + (f" (strategy {strategy}: the whole job, "
+                                                  "so that its runs share one session)"
+                                                  if strategy else ""), **note)
+        done.append(f"{count} runs set aside in {target}")
+        moved = outputs.set_aside(Path(layout.outputs(machine, bench, threads)),
+                                  str(header.get("fingerprint", "")),
+                                  target.name.rpartition(".stale-")[2])
+        if moved:
+            done.append(f"their outputs moved to {moved}")
+    # Snakemake re-runs a job whose output is missing only when a target needs it: the
+    # campaign's runs table (made again from the jobs' tables) is removed too
+    for table in (runs, Path(layout.all_runs)):
+        if table.exists():
+            table.unlink()
+            done.append(f"{table} removed")
+    done.append("the next snakemake measures the job again")
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Set a measurement job aside so that the next snakemake measures it again."""
+    parser = argparse.ArgumentParser(prog="pinbench remeasure",
+                                     description=main.__doc__)
+    parser.add_argument("results", help="the campaign's results folder, results/<campaign>")
+    parser.add_argument("--machine", required=True)
+    parser.add_argument("--benchmark", required=True)
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--strategy", help="the strategy to measure again: its whole job is "
+                        "measured again, so that its runs are compared within one session")
+    parser.add_argument("--why", default=WHY, help="the note kept with the journal set aside")
+    args = parser.parse_args(argv)
+    try:
+        lines = remeasure(args.results.rstrip("/"), args.machine, args.benchmark, args.threads,
+                          args.strategy, args.why)
+    except (OSError, ValueError) as exc:
+        print(f"pinbench remeasure: error: {exc}", file=sys.stderr)
+        return 2
+    if args.strategy:
+        print(f"re-measuring {args.strategy} measures its whole job again "
+              f"({args.machine}/{args.benchmark}/t{args.threads}): runs of one job are "
+              "compared within one session")
+    for line in lines:
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Check that every OpenMP thread ran where the placement said.
+
+The launcher asks the runtime to print each thread's binding with
+``OMP_DISPLAY_AFFINITY=TRUE`` and ``OMP_AFFINITY_FORMAT`` (OpenMP 5.0). libgomp
+writes those lines to stderr as CPU ranges (``0-3``), LLVM's libomp to stdout
+as lists (``0,1,2,3``); both are read. A runtime that silently drops an
+invalid place (and runs the thread on CPU 0) shows up as a mismatch.
+
+libgomp prints no such line for a one-thread team, so at one thread the set the
+kernel gave the program's initial thread at exit (read by the launcher from the
+exited process, :attr:`pinbench.measure.spawn.RunResult.exit_cpus`) is added to
+thread 0's: it covers both runtimes, static programs and programs that run no
+parallel region, and costs the program nothing.
+"""
+from __future__ import annotations
+
+import re
+
+from pinbench.results.runs import MISMATCH, MISSING, NOT_BOUND, THREADS, VERIFIED
+
+TOKEN = "pinbench-affinity"
+#: The format given to the runtime: thread number, then its affinity set.
+AFFINITY_FORMAT = f"{TOKEN} %n %A"
+_LINE = re.compile(rf"^{TOKEN} (\d+) ([0-9,\-]+)\s*$", re.MULTILINE)
+
+
+def parse_cpu_list(text: str) -> frozenset[int]:
+    """``"0-2,5"`` -> {0, 1, 2, 5}."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        if not part:
+            continue
+        low, _, high = part.partition("-")
+        cpus.update(range(int(low), int(high or low) + 1))
+    return frozenset(cpus)
+
+
+def observed_binding(output: str) -> dict[int, frozenset[int]]:
+    """Thread number -> set of CPUs, from the runtime's affinity display lines.
+
+    A thread reported twice keeps the union of its sets, so a change of
+    binding during the run cannot pass for a correct one.
+    """
+    seen: dict[int, frozenset[int]] = {}
+    for match in _LINE.finditer(output):
+        thread, cpus = int(match.group(1)), parse_cpu_list(match.group(2))
+        seen[thread] = seen.get(thread, frozenset()) | cpus
+    return seen
+
+
+def with_initial_thread(observed: dict[int, frozenset[int]],
+                        exit_cpus: str) -> dict[int, frozenset[int]]:
+    """``observed`` with the initial thread's CPUs at exit (a kernel CPU list) added to thread 0's.
+
+    >>> with_initial_thread({}, "2")
+    {0: frozenset({2})}
+    >>> with_initial_thread({0: frozenset({2})}, "0-1") == {0: {0, 1, 2}}
+    True
+    >>> with_initial_thread({0: frozenset({2})}, "")
+    {0: frozenset({2})}
+    """
+    if not exit_cpus:
+        return observed
+    return observed | {0: observed.get(0, frozenset()) | parse_cpu_list(exit_cpus)}
+
+
+def verify(planned: list[int] | None, observed: dict[int, frozenset[int]],
+           threads: int | None = None) -> str:
+    """``ok`` when thread i ran on exactly ``planned[i]`` for every i.
+
+    ``threads`` when the runtime reported a whole team of another size than ``threads``
+    (default: the planned count), bound or not: the program chose its own thread count;
+    ``n/a`` for an unbound run that reported its team, ``missing`` when some thread reported
+    nothing (the runtime ignored the request, or the program ran no parallel region of more
+    than one thread, bound or not: libgomp reports no one-thread team; at one thread, also
+    the kernel said nothing), ``mismatch`` otherwise.
+
+    >>> verify(None, {0: {0}, 1: {1}}, 4), verify(None, {0: {0}, 1: {1}}, 2), verify(None, {}, 2)
+    ('threads', 'n/a', 'missing')
+    """
+    if threads is None:
+        threads = len(planned) if planned is not None else None
+    team = set(range(len(observed)))
+    if threads is not None and observed and set(observed) == team and len(team) != threads:
+        return THREADS
+    if planned is None:
+        return MISSING if threads is not None and threads > 1 and not observed else NOT_BOUND
+    if any(i not in observed for i in range(len(planned))):
+        return MISSING
+    if set(observed) != set(range(len(planned))):
+        return MISMATCH
+    good = all(observed[i] == {pu} for i, pu in enumerate(planned))
+    return VERIFIED if good else MISMATCH
+
+
+def format_binding(observed: dict[int, frozenset[int]]) -> str:
+    """Compact text of an observed binding: ``0:1 1:0`` or ``0:0-1 1:0-1``."""
+    def cpus(s: frozenset[int]) -> str:
+        items = sorted(s)
+        if len(items) > 1 and items == list(range(items[0], items[-1] + 1)):
+            return f"{items[0]}-{items[-1]}"
+        return ",".join(map(str, items))
+    return " ".join(f"{t}:{cpus(observed[t])}" for t in sorted(observed))

@@ -1,0 +1,109 @@
+"""Every placement strategy a campaign may name, and the function that places threads for it.
+
+This is the one home of strategy names: the campaign validation, the
+placement files, the command line and the workflow all look names up here.
+
+=================  ======================================================  ==========
+name               places threads                                          needs W
+=================  ======================================================  ==========
+``os``             not at all: the OS decides (the study's baseline)       no
+``random``         a fresh uniformly random placement per repetition       no
+``compact``        ``KMP_AFFINITY=compact`` on the hwloc tree               no
+``scatter``        ``KMP_AFFINITY=scatter`` on the hwloc tree               no
+``lp-compact``     optimal pairs, laid compactly (Mazouz et al. 3.2)        yes
+``lp-scatter``     optimal pairs, spread over the sockets                  yes
+``gp``             threads partitioned over the sockets (METIS)            yes
+``lpgp[-K]``       pairs, then pairs partitioned over (K) sockets          yes
+``gplp[-K]``       threads partitioned over (K) sockets, then pairs        yes
+``hierarchical``   every sharing level of the tree, refined on J           yes
+=================  ======================================================  ==========
+
+W is the affinity matrix a tracer writes. With ``oversubscribe: true`` in a campaign, the
+strategies that need no W also place more threads than PUs (:attr:`Strategy.wraps`). ``lpgp-8`` is LPGP on the first 8
+sockets (:func:`parse_strategy`).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from pinbench.place.domains import PlacementError
+from pinbench.place.hierarchical import hierarchical
+from pinbench.place.independent import compact, random_placement, scatter
+from pinbench.place.study import Memo, gp, gplp, lp_compact, lp_scatter, lpgp
+from pinbench.topology import Topology
+
+#: ``place(topology, threads, matrix, sockets, seed, memo)`` -> the PU of each thread; ``memo``
+#: shares steps between the strategies placed for one matrix (:class:`pinbench.place.study.Memo`).
+Placer = Callable[[Topology, int, np.ndarray | None, int | None, int, Memo], list[int]]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A strategy a campaign may name."""
+
+    name: str
+    place: Placer | None  #: None: threads are not bound (``os``)
+    needs_matrix: bool = False  #: places threads by an affinity matrix
+    takes_sockets: bool = False  #: may be named ``<name>-<K>`` to use K sockets
+    per_repetition: bool = False  #: a fresh placement per repetition, from the seed
+    #: may place more threads than placeable PUs: its placement of every PU, repeated
+    #: cyclically (:func:`pinbench.place.record.make_placement`); ``os`` leaves it to the OS
+    wraps: bool = False
+
+
+STRATEGIES: dict[str, Strategy] = {strategy.name: strategy for strategy in (
+    Strategy("os", None, wraps=True),
+    Strategy("random", lambda topo, n, matrix, sockets, seed, memo:
+             random_placement(topo, n, seed), per_repetition=True, wraps=True),
+    Strategy("compact", lambda topo, n, matrix, sockets, seed, memo: compact(topo, n),
+             wraps=True),
+    Strategy("scatter", lambda topo, n, matrix, sockets, seed, memo: scatter(topo, n),
+             wraps=True),
+    Strategy("lp-compact", lambda topo, n, matrix, sockets, seed, memo:
+             lp_compact(topo, matrix, memo), needs_matrix=True),
+    Strategy("lp-scatter", lambda topo, n, matrix, sockets, seed, memo:
+             lp_scatter(topo, matrix, memo), needs_matrix=True),
+    Strategy("gp", lambda topo, n, matrix, sockets, seed, memo: gp(topo, matrix, seed, memo),
+             needs_matrix=True),
+    Strategy("lpgp", lambda topo, n, matrix, sockets, seed, memo:
+             lpgp(topo, matrix, sockets, seed, memo), needs_matrix=True, takes_sockets=True),
+    Strategy("gplp", lambda topo, n, matrix, sockets, seed, memo:
+             gplp(topo, matrix, sockets, seed, memo), needs_matrix=True, takes_sockets=True),
+    Strategy("hierarchical", lambda topo, n, matrix, sockets, seed, memo:
+             hierarchical(topo, matrix, seed, memo), needs_matrix=True),
+)}
+#: Every name without a socket count, in the order above.
+NAMES = tuple(STRATEGIES)
+#: The application-sensitive strategies: they place threads by an affinity matrix.
+GRAPH = tuple(name for name, strategy in STRATEGIES.items() if strategy.needs_matrix)
+#: The strategies that may place more threads than PUs.
+WRAPPING = tuple(name for name, strategy in STRATEGIES.items() if strategy.wraps)
+
+
+def parse_strategy(name: str) -> tuple[Strategy, int | None]:
+    """A strategy name as (strategy, number of sockets or None).
+
+    Raises PlacementError for a name no campaign may use.
+
+    >>> strategy, sockets = parse_strategy("lpgp-8")
+    >>> strategy.name, strategy.needs_matrix, sockets
+    ('lpgp', True, 8)
+    >>> parse_strategy("compact")[0].needs_matrix, parse_strategy("compact")[1]
+    (False, None)
+    """
+    base, _, suffix = name.rpartition("-")
+    if base in STRATEGIES and STRATEGIES[base].takes_sockets and re.fullmatch("[1-9][0-9]*", suffix):
+        return STRATEGIES[base], int(suffix)
+    if name in STRATEGIES:
+        return STRATEGIES[name], None
+    variants = "/".join(f"{s.name}-<sockets>" for s in STRATEGIES.values() if s.takes_sockets)
+    raise PlacementError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}, and {variants}")
+
+
+def needs_matrix(name: str) -> bool:
+    """True when the strategy places threads by an affinity matrix (PlacementError if unknown)."""
+    return parse_strategy(name)[0].needs_matrix

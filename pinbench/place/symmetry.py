@@ -1,0 +1,48 @@
+"""When two placements are one experiment: equal up to a symmetry of the machine's tree.
+
+A symmetry (automorphism) of the hwloc tree permutes the children of an
+object among themselves when their subtrees are alike: swapping two
+identical sockets, two cores of one L2, the hyperthreads of a core. A
+placement seen through such a permutation runs the same threads on
+indistinguishable hardware, so it is the same experiment: on a machine of
+two identical cores, [0, 1] and [1, 0] are one placement.
+
+The test is labelled-tree isomorphism on the tree of placeable PUs
+(:attr:`pinbench.topology.Topology.root`): every PU is labelled with the thread
+placed on it, or as free, and :func:`canonical_form`
+is the form of Aho, Hopcroft and Ullman ("The Design and Analysis of
+Computer Algorithms", 1974, section 3.2): a leaf's form is its label, an
+object's form is its type and the sorted forms of its children. Two
+placements are equivalent exactly when their forms are equal. Objects are
+compared by type and by whether a NUMA node hangs from them; cache sizes are
+not in the tree (:mod:`pinbench.topology`), so two caches of one type count
+as alike. O(objects x log) per placement.
+"""
+from __future__ import annotations
+
+from pinbench.topology import Node, Topology
+
+FREE = ()  #: the label of a PU without a thread; one with threads: their numbers
+
+
+def canonical_form(topo: Topology, pus: list[int]) -> tuple:
+    """A value equal for two placements iff a symmetry of the tree maps one onto the other.
+
+    >>> from pinbench.topology import load
+    >>> two_cores = load("Package:1 Core:2 PU:1")
+    >>> canonical_form(two_cores, [0, 1]) == canonical_form(two_cores, [1, 0])
+    True
+    >>> smt = load("Package:1 Core:2 PU:2")  # cores {0, 1} and {2, 3}
+    >>> canonical_form(smt, [0, 1]) == canonical_form(smt, [0, 2])
+    False
+    """
+    thread_on: dict[int, tuple[int, ...]] = {}  # more than one thread when oversubscribed
+    for thread, pu in enumerate(pus):
+        thread_on[pu] = thread_on.get(pu, ()) + (thread,)
+
+    def form(node: Node) -> tuple:
+        if not node.children:
+            return node.type, node.numa, (), thread_on.get(node.os_index, FREE)
+        return node.type, node.numa, tuple(sorted(map(form, node.children))), FREE
+
+    return form(topo.root)

@@ -1,0 +1,291 @@
+"""Everything the report shows, read from a campaign's results directory.
+
+Only files the campaign produced are read; a section whose data is absent
+(no measurement on a planned machine, no affinity matrix before tracing) is
+simply left out. Nothing here measures or recomputes statistics.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from pinbench.graph.matrix import MatrixError, read_matrix
+from pinbench.place.record import core_sharing
+from pinbench.results.layout import Layout
+from pinbench.results.placements import example_pus, read_placement
+from pinbench.results.runs import RunRecord, read_runs
+from pinbench.topology import Node, Topology, TopologyError, parse_xml
+from pinbench.stats.cells import describe_cells
+from pinbench.report import figures
+from pinbench.stats.analyse import read_comparisons, read_verdicts
+from pinbench.stats.models import EXPLAINED, ModelError, read_models, time_curve_text
+from pinbench.stats.tables import footnotes, split_warnings
+
+#: The p-value inside a warning of the Speedup-Test's checks ("(Shapiro-Wilk p = 0.002)"):
+#: left out of the report's notes, so one check says one note (``cells.csv`` keeps them).
+_CHECK_P = re.compile(r" \((?:Shapiro-Wilk|Kolmogorov-Smirnov) p = [^)]*\)")
+
+
+def read_json(path: Path):
+    """A JSON file's content, or None when the campaign did not write it."""
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def campaign_runs(layout: Layout) -> list[RunRecord]:
+    """Every run of the campaign (none when nothing was measured)."""
+    path = Path(layout.all_runs)
+    return read_runs([path]) if path.exists() else []
+
+
+def lstopo_image(topology_xml: Path) -> str | None:
+    """lstopo's drawing of the machine as a data URI (an <img>, so nothing in it can run)."""
+    proc = subprocess.run(["lstopo-no-graphics", "--input", str(topology_xml), "--of", "svg", "-"],
+                          capture_output=True, check=False)
+    if proc.returncode != 0 or not proc.stdout:
+        return None
+    return "data:image/svg+xml;base64," + base64.b64encode(proc.stdout).decode()
+
+
+def placement_tree(node: Node, threads_on: dict[int, int]) -> dict:
+    """The tree for drawing: chains of single children are folded into one box, as lstopo does."""
+    labels = []
+    while True:
+        labels.append(node.type + (f" P#{node.os_index}" if node.type in ("Package", "PU") else ""))
+        if len(node.children) != 1:
+            break
+        node = node.children[0]
+    box = {"label": " + ".join(labels), "numa": node.numa, "children": []}
+    if node.type == "PU":
+        box.update(pu=node.os_index, thread=threads_on.get(node.os_index))
+    box["children"] = [placement_tree(child, threads_on) for child in node.children]
+    return box
+
+
+def _cell_key(cell: dict) -> tuple:
+    return cell["machine"], cell["benchmark"], int(cell["threads"])
+
+
+def verdicts(layout: Layout) -> list[dict]:
+    """The headline verdict of every (machine, benchmark, threads), from ``verdicts.csv``."""
+    path = Path(layout.stats("verdicts"))
+    return read_verdicts(path) if path.exists() else []
+
+
+def comparisons(layout: Layout) -> list[dict]:
+    """Per strategy of every cell: its experiment and the verdict's test (``comparisons.csv``)."""
+    path = Path(layout.stats("comparisons"))
+    return read_comparisons(path) if path.exists() else []
+
+
+def warning_notes(rows: list[dict]) -> tuple[list[list[int]], list[str]]:
+    """The distinct warnings of a table's rows (their ``warnings`` field) said once: per row
+    the numbers of its notes, and the notes (:func:`pinbench.stats.tables.footnotes`), each check's
+    p-value left out."""
+    return footnotes([[_CHECK_P.sub("", w) for w in split_warnings(row.get("warnings"))]
+                      for row in rows])
+
+
+def indistinct_machines(rows: list[dict]) -> list[str]:
+    """Machines on which, in every cell, the strategies with a fixed placement coincide."""
+    machines: dict[str, bool] = {}
+    for row in rows:
+        machines[row["machine"]] = machines.get(row["machine"], True) and row["coincide"]
+    return [machine for machine, coincide in machines.items() if coincide]
+
+
+def summary_by_threads(summary: list[dict]) -> list[dict]:
+    """The study's tables: one per thread count, strategies as rows, machines side by side."""
+    tables: dict[int, dict] = {}
+    for row in summary:
+        table = tables.setdefault(int(row["threads"]), {"machines": [], "rows": {}})
+        if row["machine"] not in table["machines"]:
+            table["machines"].append(row["machine"])
+        table["rows"].setdefault(row["strategy"], {})[row["machine"]] = row
+    return [{"threads": t, "machines": tables[t]["machines"],
+             "rows": list(tables[t]["rows"].items())} for t in sorted(tables)]
+
+
+def placement_scores(layout: Layout, cells: list[dict]) -> dict[tuple, dict]:
+    """Per cell key and strategy: the placement's J and thread pairs sharing a core (None if
+    the placement or the topology is not there), to show beside the strategy's verdicts."""
+    trees: dict[str, Topology | None] = {}
+    scores: dict[tuple, dict] = {}
+    for cell in cells:
+        machine, bench, threads = _cell_key(cell)
+        path = Path(layout.placement(machine, bench, threads, cell["strategy"]))
+        if machine not in trees:
+            xml = Path(layout.topology(machine))
+            try:
+                trees[machine] = parse_xml(xml.read_text(), str(xml))
+            except (OSError, TopologyError):
+                trees[machine] = None
+        record = read_placement(path) if path.exists() else None
+        scores[(machine, bench, threads, cell["strategy"])] = {
+            "J": None if record is None else record["J"],
+            "core_pairs": None if record is None or trees[machine] is None
+            else core_sharing(trees[machine], record)}
+    return scores
+
+
+def figure_name(machine: str, bench: str, threads: int, kind: str) -> str:
+    """The name of a section's figure file (:meth:`Layout.report_figure`)."""
+    return f"{machine}-{bench}-t{threads}-{kind}"
+
+
+def benchmark_sections(cells: list[dict], runs: list[RunRecord], scores: dict[tuple, dict],
+                       quiet_threshold: float = 0.1,
+                       metadata: dict | None = None) -> list[dict]:
+    """Per (machine, benchmark, threads): the strategies' table, its notes and the two figures.
+
+    ``scores`` (:func:`placement_scores`) adds each strategy's J and core pairs to its row;
+    each distinct warning of the table is one note (``notes``), its rows name it by number
+    (``note_marks``). In the run-order plot a run during which other processes used more
+    than ``quiet_threshold`` of the CPUs is ringed. ``metadata`` goes into the figures.
+    """
+    by_key: dict[tuple, list[dict]] = defaultdict(list)
+    for cell in cells:
+        by_key[_cell_key(cell)].append(cell | scores.get((*_cell_key(cell), cell["strategy"]), {}))
+    runs_by_key: dict[tuple, list[RunRecord]] = defaultdict(list)
+    for run in runs:
+        runs_by_key[(run.machine, run.benchmark, run.threads)].append(run)
+    busy_label = f"other processes > {quiet_threshold:.0%} of the CPUs"
+    sections = []
+    for key in sorted(by_key):
+        usable = [r for r in runs_by_key[key] if r.counts]
+        # one series per experiment: a strategy measured for others too is labelled with them
+        label = {r.strategy: r.strategy + (f" (+{len(r.stands_for.split())})" if r.stands_for
+                                           else "") for r in runs_by_key[key]}
+        measured = [c["strategy"] for c in by_key[key] if c["strategy"] in label]
+        times = {label[s]: [r.time_s for r in usable if r.strategy == s] for s in measured}
+        order = {label[s]: [(r.order_index, r.time_s, (r.other_cpu or 0) > quiet_threshold)
+                            for r in usable if r.strategy == s] for s in measured}
+        marks, notes = warning_notes(by_key[key])
+        rows = [cell | {"note_marks": mark} for cell, mark in zip(by_key[key], marks)]
+        meta = (metadata or {}) | {"Title": f"{key[1]}, {key[2]} threads, {key[0]}"}
+        sections.append({
+            "machine": key[0], "benchmark": key[1], "threads": key[2], "cells": rows,
+            "notes": notes, "smt": any(c.get("core_pairs") for c in by_key[key]),
+            "busy_runs": sum(b for points in order.values() for _, _, b in points),
+            "distribution": figures.distribution(times, meta) if any(times.values()) else None,
+            "run_order": figures.run_order(order, busy_label, meta)
+            if any(order.values()) else None,
+            "figure_names": {kind: figure_name(*key, kind) for kind in ("times", "order")},
+        })
+    return sections
+
+
+def by_benchmark(sections: list[dict]) -> list[dict]:
+    """The sections grouped by benchmark (one ``<details>`` each), in benchmark order."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for section in sections:
+        groups[section["benchmark"]].append(section)
+    return [{"benchmark": bench, "sections": groups[bench]} for bench in sorted(groups)]
+
+
+def placement_sections(layout: Layout, machine: str) -> list[dict]:
+    """Per threads and strategy: the thread -> PU map drawn on the tree."""
+    topology_xml = Path(layout.topology(machine))
+    try:
+        topo = parse_xml(topology_xml.read_text(), str(topology_xml))
+    except (OSError, TopologyError):
+        return []
+    maps: dict[tuple[int, str], dict[str, list[int]]] = defaultdict(dict)
+    objectives: dict[tuple[int, str], dict[str, float]] = defaultdict(dict)
+    notes: dict[tuple[int, str], str] = {}
+    for found, path in layout.placement_files(machine):
+        record = read_placement(path)
+        key = (record["threads"], record["strategy"])
+        pus = example_pus(record)
+        if pus is None:
+            continue
+        if "pus_by_repetition" in record:
+            if key in notes:
+                continue  # random: one example is enough
+            notes[key] = (f"a fresh placement per repetition (seed {record['seed']} for "
+                          f"{found.benchmark}); repetition 0 shown")
+        maps[key][found.benchmark] = pus
+        if record.get("J") is not None:
+            objectives[key][found.benchmark] = record["J"]
+    sections = []
+    for (threads, strategy), per_bench in sorted(maps.items()):
+        distinct: dict[tuple, list[str]] = defaultdict(list)
+        for bench, pus in per_bench.items():
+            distinct[tuple(pus)].append(bench)
+        for pus, benches in distinct.items():
+            label = "every benchmark" if len(distinct) == 1 else ", ".join(benches)
+            threads_on = {pu: thread for thread, pu in enumerate(pus)}
+            sections.append({"threads": threads, "strategy": strategy, "benchmarks": label,
+                             "note": notes.get((threads, strategy), ""), "pus": list(pus),
+                             "objective": {b: objectives[(threads, strategy)][b] for b in benches
+                                           if b in objectives[(threads, strategy)]},
+                             "tree": placement_tree(topo.root, threads_on)})
+    return sections
+
+
+def heatmaps(layout: Layout, machine: str, metadata: dict | None = None) -> list[dict]:
+    """Affinity matrices a tracer wrote for this machine, as heatmaps."""
+    found = []
+    for bench, path in layout.matrix_files(machine):
+        try:
+            matrix = read_matrix(path)
+        except MatrixError:
+            continue
+        meta = (metadata or {}) | {"Title": f"affinity matrix of {bench}, {len(matrix)} threads"}
+        found.append({"benchmark": bench, "threads": len(matrix),
+                      "svg": figures.heatmap(np.asarray(matrix), meta),
+                      "figure_name": figure_name(machine, bench, len(matrix), "affinity")})
+    return found
+
+
+def model_sections(layout: Layout, runs: list[RunRecord]) -> dict:
+    """Per (machine, benchmark) with models: the selected median model of each strategy, a
+    figure of measured medians and fitted curves, the cells left without a model, the
+    models of the explained quantities (idle time, inflation, waits; each row's model or
+    why there is none); and
+    the note saying why there are no models at all (Extra-P missing or failing)."""
+    rows = read_models(Path(layout.models))
+    note = Path(layout.models_text)
+    first = note.read_text().splitlines()[:1] if note.is_file() else []
+    medians: dict[tuple, dict[str, list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
+    for (machine, bench, threads, strategy), cell in describe_cells(runs).items():
+        if cell.times:
+            medians[(machine, bench)][strategy].append((threads, cell.median_s))
+    sections: dict[tuple, dict] = {}
+    for row in rows:
+        key = (row["machine"], row["benchmark"])
+        section = sections.setdefault(key, {"machine": key[0], "benchmark": key[1], "models": [],
+                                            "unmodelled": [], "curves": {}, "pus": row["pus"],
+                                            "oversubscribed": row["oversubscribed"],
+                                            "explained": []})
+        if row["quantity"].removesuffix("_median") in EXPLAINED:
+            section["explained"].append(row)  # idle time, inflation, waits: model or why not
+            continue
+        if not row["model"]:
+            section["unmodelled"].append(f"{row['strategy']}: {row['note']}")
+            continue
+        if row["selected"] != "True" or not row["quantity"].endswith("_median"):
+            continue
+        section["models"].append(row)
+        try:
+            section["curves"][row["strategy"]] = time_curve_text(row["model"], row["quantity"],
+                                                                 int(row["horizon"]))
+        except ModelError:
+            pass
+    order = [f"{name}_median" for name in EXPLAINED]
+    for key, section in sections.items():
+        section["explained"].sort(key=lambda r: (r["strategy"], order.index(r["quantity"])))
+        counts = [int(t) for r in section["models"] for t in r["thread_counts"].split()]
+        if section["curves"]:
+            section["figure"] = figures.scaling(
+                dict(medians.get(key, {})), section["curves"], max(counts),
+                int(section["pus"]) if section["pus"] else None)
+        else:
+            section["figure"] = None
+    return {"note": first[0] if first and first[0].startswith("no scalability models") else "",
+            "sections": list(sections.values())}

@@ -1,0 +1,151 @@
+"""The report's first screen: every cell of the campaign in one matrix.
+
+Rows are (benchmark, threads), columns the campaign's strategies, machines side
+by side. A cell shows the median speedup over the baseline (colour on a
+diverging scale, :func:`speedup_colour`), ★ when the family-wise verdict
+(:mod:`pinbench.stats.verdicts`, ``comparisons.csv``) finds it faster, a frame on the
+verdict's best, and the marks of :data:`pinbench.stats.cells.WARNINGS`. Strategies that
+ran one experiment (identical placements, ``comparisons.csv``'s ``experiment``)
+are one cell: neighbours in the campaign's order are merged into one cell
+spanning them, others say which experiment they are (``= compact``).
+
+Everything here is data (dicts of strings and numbers); the template draws it
+and :mod:`pinbench.report.export` writes it as CSV and Markdown.
+"""
+from __future__ import annotations
+
+import math
+
+from pinbench.stats.cells import WARNINGS, CellStats
+
+#: The speedups at the ends of the colour scale (symmetric in log: 1/1.25 = 0.8).
+SCALE = (0.8, 1.25)
+#: Diverging colours, slower (orange) -> 1 (white) -> faster (blue): ColorBrewer PuOr-like,
+#: with lightness falling away from 1, so the scale reads in greyscale too.
+SLOWER, NEUTRAL, FASTER = (179, 88, 6), (247, 247, 247), (33, 102, 172)
+
+
+def speedup_colour(speedup: float | None) -> tuple[str, str]:
+    """(background, text colour) of a cell with this median speedup; grey without one.
+
+    >>> speedup_colour(1.0), speedup_colour(2.0)[0], speedup_colour(None)
+    (('#f7f7f7', '#111'), '#2166ac', ('#e0e0e0', '#111'))
+    """
+    if speedup is None or speedup <= 0:
+        return "#e0e0e0", "#111"
+    low, high = (math.log(v) for v in SCALE)
+    share = max(-1.0, min(1.0, math.log(speedup) / (high if speedup >= 1 else -low)))
+    end = FASTER if share >= 0 else SLOWER
+    rgb = [round(n + (e - n) * abs(share)) for n, e in zip(NEUTRAL, end)]
+    text = "#fff" if abs(share) > 0.6 else "#111"
+    return "#" + "".join(f"{c:02x}" for c in rgb), text
+
+
+def scale_legend() -> list[dict]:
+    """The legend of the colour scale: a few speedups with their colours."""
+    return [{"speedup": s, "colour": speedup_colour(s)}
+            for s in (SCALE[0], 0.9, 0.95, 1.0, 1.05, 1.1, SCALE[1])]
+
+
+def warning_legend() -> list[dict]:
+    """Every warning mark and what it means (:data:`pinbench.stats.cells.WARNINGS`)."""
+    return [{"code": code, "mark": mark, "text": text} for code, (mark, text) in WARNINGS.items()]
+
+
+def overview(cells: list[dict], verdicts: list[dict], comparisons: list[dict],
+             described: dict[tuple, CellStats], strategies: list[str], baseline: str,
+             quiet_threshold: float) -> dict:
+    """The matrix: ``machines``, ``strategies`` and ``rows``.
+
+    ``cells``: the rows of ``stats.json``'s cell table; ``verdicts``, ``comparisons``: the
+    rows of ``verdicts.csv`` and ``comparisons.csv``; ``described``:
+    :func:`pinbench.stats.cells.describe_cells` of the campaign's runs. Each row holds, per machine,
+    its job-wide marks (drift) and its ``groups``: one per run of neighbouring strategies
+    that ran one experiment, with ``span`` (columns), ``strategies``, ``experiment``,
+    ``speedup`` (median), ``faster`` (family-wise), ``best``, ``clear``, ``marks``,
+    ``colour``, ``baseline``, ``median_s`` and ``same_as`` (the experiment's first
+    strategy when it is not a neighbour).
+    """
+    cell_of = {(c["machine"], c["benchmark"], int(c["threads"]), c["strategy"]): c for c in cells}
+    comparison_of = {(c["machine"], c["benchmark"], c["threads"], c["strategy"]): c
+                     for c in comparisons}
+    verdict_of = {(v["machine"], v["benchmark"], v["threads"]): v for v in verdicts}
+    machines = list(dict.fromkeys(c["machine"] for c in cells))
+    rows: dict[tuple, dict] = {}
+    for machine, bench, threads, _ in sorted(cell_of, key=lambda k: (k[1], k[2])):
+        rows.setdefault((bench, threads), {"benchmark": bench, "threads": threads,
+                                           "machines": {}})
+    for (bench, threads), row in rows.items():
+        for machine in machines:
+            job = (machine, bench, threads)
+            if not any((*job, s) in cell_of for s in strategies):
+                continue
+            verdict = verdict_of.get(job, {})
+            groups: list[dict] = []
+            for strategy in strategies:
+                group = _group(job, strategy, cell_of, comparison_of, verdict, described,
+                               baseline, quiet_threshold)
+                previous = groups[-1] if groups else None
+                if previous and group["experiment"] == previous["experiment"] \
+                        and not group["baseline"]:
+                    previous["span"] += 1
+                    previous["strategies"].append(strategy)
+                    continue
+                if any(g["experiment"] == group["experiment"] for g in groups) \
+                        and not group["baseline"]:
+                    group["same_as"] = group["experiment"]
+                groups.append(group)
+            row["machines"][machine] = {
+                "groups": groups,
+                "marks": [WARNINGS["drift"][0]] if verdict.get("drift") else [],
+                "drift_p": verdict.get("drift_p"),
+            }
+    return {"machines": machines, "strategies": strategies, "rows": list(rows.values()),
+            "baseline": baseline}
+
+
+def _group(job: tuple, strategy: str, cell_of: dict, comparison_of: dict, verdict: dict,
+           described: dict, baseline: str, quiet_threshold: float) -> dict:
+    """One strategy's cell of the matrix, before neighbours are merged."""
+    key = (*job, strategy)
+    cell = cell_of.get(key)
+    comparison = comparison_of.get(key, {})
+    experiment = comparison.get("experiment") or strategy
+    if comparison.get("same_as_baseline"):
+        experiment = baseline
+    speedup = cell.get("speedup_median") if cell else None
+    stats = described.get(key)
+    best = bool(verdict.get("best")) and verdict["best"] == experiment
+    return {
+        "strategies": [strategy], "span": 1, "experiment": experiment, "same_as": None,
+        "baseline": strategy == baseline, "missing": cell is None,
+        "median_s": cell.get("median_s") if cell else None,
+        "speedup": speedup, "colour": speedup_colour(speedup if strategy != baseline else 1.0),
+        "faster": bool(comparison.get("faster")), "best": best,
+        "clear": best and bool(verdict.get("clear_winner")),
+        "marks": [WARNINGS[code][0] for code in stats.warnings(quiet_threshold)]
+        if stats is not None else [WARNINGS["few"][0]],
+    }
+
+
+def flat_rows(matrix: dict) -> list[dict]:
+    """The matrix as one row per (benchmark, threads, machine, strategy), for CSV."""
+    out = []
+    for row in matrix["rows"]:
+        for machine, entry in row["machines"].items():
+            for group in entry["groups"]:
+                for strategy in group["strategies"]:
+                    out.append({
+                        "benchmark": row["benchmark"], "threads": row["threads"],
+                        "machine": machine, "strategy": strategy,
+                        "experiment": group["experiment"], "median_s": group["median_s"],
+                        "speedup_median": None if group["baseline"] else group["speedup"],
+                        "faster": group["faster"], "best": group["best"],
+                        "clear_winner": group["clear"],
+                        "warnings": " ".join(group["marks"] + entry["marks"]),
+                    })
+    return out
+
+
+FLAT_COLUMNS = ["benchmark", "threads", "machine", "strategy", "experiment", "median_s",
+                "speedup_median", "faster", "best", "clear_winner", "warnings"]

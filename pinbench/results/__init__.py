@@ -1,0 +1,10 @@
+"""The results folder: where every file of a campaign lives, and the files two stages share.
+
+- :mod:`~pinbench.results.layout`: the paths, ``results/<campaign>/...`` (the one home of
+  the layout: the rules, the plan and the report take their paths from it);
+- :mod:`~pinbench.results.placements`: placement files (place -> measure, plan, report);
+- :mod:`~pinbench.results.runs`: the runs table and its typed record (measure -> stats, report).
+
+Nothing here imports numpy or any placement algorithm: the measuring process reads
+placement files and writes runs through these modules alone.
+"""

@@ -1,0 +1,32 @@
+"""The explained runs table: one JSON object per line, written by a measurement job with
+``explain`` (:mod:`pinbench.measure.job`), read by :mod:`pinbench.stats.explain`.
+
+Each row holds the columns of a run record (:class:`pinbench.results.runs.RunRecord`) and
+``kind``: ``explained`` (a strategy's run under the OMPT tool, ``ompt`` its record),
+``t1`` (the benchmark at one thread, uninstrumented: T_1) or ``sequential`` (the
+benchmark's ``sequential`` command: T_s); ``runtime`` says which OpenMP runtime an
+explained run used. These rows are never timing runs: no reader of runs tables sees them.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+KINDS = ("explained", "t1", "sequential")
+
+
+def read_explained(paths: list[Path]) -> list[dict]:
+    """Every row of one or more explained tables, in file order (ValueError: not one)."""
+    rows = []
+    for path in paths:
+        for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"{path}, line {number}: {exc}") from None
+            if not isinstance(row, dict) or row.get("kind") not in KINDS:
+                raise ValueError(f"{path}, line {number}: not an explained run")
+            rows.append(row)
+    return rows

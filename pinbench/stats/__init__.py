@@ -1,0 +1,7 @@
+"""pinbench statistics: per-cell descriptions, the Speedup-Test, the study's summary tables.
+
+- :mod:`pinbench.stats.cells`: one cell's runs described (the one per-cell description);
+- :mod:`pinbench.stats.speeduptest`: the Speedup-Test of Touati, Worms and Briais;
+- :mod:`pinbench.stats.proportion`: the interval of "a of b benchmarks are faster";
+- :mod:`pinbench.stats.tables`: every cell against the baseline, and Tables 1-3 of the pinning study.
+"""

@@ -1,0 +1,193 @@
+"""The analysis of a campaign's runs table, inside the workflow or on any runs table.
+
+    pinbench analyse RUNS_CSV OUTDIR [--baseline os] [--confidence 0.95]
+        [--topology MACHINE=FILE ...] [--strategies NAME ...] [--seed 0]
+
+writes into OUTDIR the files the workflow writes into ``results/<campaign>/stats/``
+(:data:`pinbench.results.layout.STATS_FILES`):
+
+- ``cells.csv``: every (machine, benchmark, threads, strategy) against the baseline by the
+  study's Speedup-Test (:mod:`pinbench.stats.tables`);
+- ``summary.csv``, ``summary.txt``: the study's Tables 1-3;
+- ``stats.json``: both, with the settings;
+- ``verdicts.csv``: one row per (machine, benchmark, threads): the headline verdict with
+  family-wise error control (:mod:`pinbench.stats.verdicts`) and the drift check (:mod:`pinbench.stats.drift`);
+- ``comparisons.csv``: one row per strategy: the experiment it ran, raw and Holm-adjusted
+  p-values of the verdict's test.
+
+``--topology MACHINE=FILE`` (hwloc XML, a synthetic string or ``auto``) lets placements that
+are equal up to a symmetry of that machine's tree count as one experiment; without it only
+equal PU lists do. Errors print one line and exit with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from pinbench.place.symmetry import canonical_form
+from pinbench.results.layout import STATS_FILES
+from pinbench.results.runs import RunRecord, read_runs
+from pinbench.topology import Topology, TopologyError, load
+from pinbench.stats.drift import drift
+from pinbench.stats.tables import CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table, tables_text
+from pinbench.stats.verdicts import cell_verdict
+
+#: The version of the files' columns: the workflow passes it to the analysis as a parameter,
+#: so results analysed by an older pinbench are analysed again (Snakemake's params trigger).
+FORMAT = 2
+VERDICT_COLUMNS = [
+    "machine", "benchmark", "threads", "baseline", "tests", "best", "stands_for",
+    "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_runner_up", "clear_winner",
+    "identical", "coincide", "drift", "drift_p", "drift_tau", "order_balanced", "noisy_runs",
+]
+COMPARISON_COLUMNS = [
+    "machine", "benchmark", "threads", "strategy", "experiment", "same_as_baseline", "p_raw",
+    "p_adjusted", "faster",
+]
+
+
+def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
+                   topologies: dict[str, Topology] | None = None, order: Sequence[str] = (),
+                   quiet_threshold: float = 0.1) -> tuple[list[dict], list[dict]]:
+    """The verdict rows and the comparison rows of every (machine, benchmark, threads).
+
+    ``noisy_runs``: the runs during which other processes used more than ``quiet_threshold``
+    of the CPUs (the campaign's ``quiet.threshold``).
+    """
+    trees = topologies or {}
+
+    def key(machine: str, pus: tuple[int, ...]):
+        return canonical_form(trees[machine], list(pus)) if machine in trees else pus
+
+    jobs: dict[tuple, list[RunRecord]] = defaultdict(list)
+    for record in records:
+        jobs[(record.machine, record.benchmark, record.threads)].append(record)
+    verdicts, comparisons = [], []
+    for (machine, bench, threads), runs in sorted(jobs.items()):
+        names = {"machine": machine, "benchmark": bench, "threads": threads}
+        row = cell_verdict(runs, baseline, alpha, key, order) | drift(runs, alpha)
+        row["noisy_runs"] = sum((r.other_cpu or 0) > quiet_threshold for r in runs)
+        comparisons += [names | comparison for comparison in row.pop("comparisons")]
+        verdicts.append(names | row)
+    return verdicts, comparisons
+
+
+def _write_csv(rows: list[dict], columns: list[str], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline: str,
+            confidence: float, benchmark_weights: dict[str, float] | None = None,
+            seed: int = 0, topologies: dict[str, Topology] | None = None,
+            order: Sequence[str] = (), quiet_threshold: float = 0.1) -> str:
+    """Write every file of :data:`STATS_FILES` (``outputs``: kind -> path); return Tables 1-3.
+
+    ``order``: the campaign's strategies (the first of identical ones names the experiment).
+    """
+    records = read_runs([runs_csv])
+    cells = cell_table(records, baseline, confidence, seed)
+    summary = summary_table(cells, baseline, confidence, benchmark_weights)
+    verdicts, comparisons = verdict_tables(records, baseline, 1 - confidence, topologies, order,
+                                           quiet_threshold)
+    _write_csv(cells, CELL_COLUMNS, outputs["cells"])
+    _write_csv(summary, SUMMARY_COLUMNS, outputs["summary"])
+    _write_csv(verdicts, VERDICT_COLUMNS, outputs["verdicts"])
+    _write_csv(comparisons, COMPARISON_COLUMNS, outputs["comparisons"])
+    text = tables_text(summary, baseline, confidence)
+    outputs["tables"].write_text(text)
+    meta = {"campaign": campaign, "baseline": baseline, "confidence": confidence,
+            "weights": benchmark_weights or "equal", "bootstrap_seed": seed,
+            "runs": str(runs_csv)}
+    outputs["json"].write_text(
+        json.dumps({"meta": meta, "cells": cells, "summary": summary}, indent=1) + "\n")
+    return text
+
+
+def read_verdicts(path: Path) -> list[dict]:
+    """The rows of a ``verdicts.csv``, numbers and flags typed (empty fields: None)."""
+    floats = ("speedup_median", "p_raw", "p_adjusted", "p_best_vs_runner_up", "drift_p",
+              "drift_tau")
+    flags = ("clear_winner", "coincide", "drift", "order_balanced")
+    with Path(path).open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [name for name in VERDICT_COLUMNS if name not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"{path} has no column {missing[0]!r}: it was written by another "
+                             "version of pinbench (snakemake --forcerun analyse rewrites it)")
+        rows = list(reader)
+    for row in rows:
+        for name in ("threads", "tests", "noisy_runs"):
+            row[name] = int(row[name])
+        for name in floats:
+            row[name] = float(row[name]) if row[name] else None
+        for name in flags:
+            row[name] = {"True": True, "False": False}.get(row[name])
+    return rows
+
+
+def read_comparisons(path: Path) -> list[dict]:
+    """The rows of a ``comparisons.csv``, numbers and flags typed (empty fields: None)."""
+    with Path(path).open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        row["threads"] = int(row["threads"])
+        for name in ("p_raw", "p_adjusted"):
+            row[name] = float(row[name]) if row[name] else None
+        for name in ("same_as_baseline", "faster"):
+            row[name] = row[name] == "True"
+    return rows
+
+
+def _topology_option(text: str) -> tuple[str, Topology]:
+    machine, sep, spec = text.partition("=")
+    if not sep or not machine:
+        raise argparse.ArgumentTypeError(f"expected MACHINE=FILE, got {text!r}")
+    try:
+        return machine, load(spec)
+    except TopologyError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Analyse a runs table: the study's tables, the headline verdicts, the drift checks."""
+    parser = argparse.ArgumentParser(prog="pinbench analyse", description=main.__doc__)
+    parser.add_argument("runs", type=Path, help="a runs table (runs.csv)")
+    parser.add_argument("outdir", type=Path, help="the folder to write the analysis into")
+    parser.add_argument("--baseline", default="os")
+    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--topology", type=_topology_option, action="append", default=[],
+                        metavar="MACHINE=FILE", help="a machine's tree, for its symmetries")
+    parser.add_argument("--strategies", nargs="+", default=(),
+                        help="the campaign's order of strategies")
+    parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
+    parser.add_argument("--quiet-threshold", type=float, default=0.1,
+                        help="share of the CPUs others may use during a run before it is noisy")
+    args = parser.parse_args(argv)
+    if not 0 < args.confidence < 1:
+        parser.error(f"--confidence must be strictly between 0 and 1, not {args.confidence}")
+    try:
+        if not any(r.strategy == args.baseline for r in read_runs([args.runs])):
+            raise ValueError(f"no run of the baseline {args.baseline!r} in {args.runs}")
+        text = analyse(args.runs, {kind: args.outdir / name for kind, name in STATS_FILES.items()},
+                       campaign=args.runs.stem, baseline=args.baseline,
+                       confidence=args.confidence, seed=args.seed,
+                       topologies=dict(args.topology), order=args.strategies,
+                       quiet_threshold=args.quiet_threshold)
+    except (OSError, ValueError) as exc:
+        print(f"pinbench analyse: error: {exc}", file=sys.stderr)
+        return 2
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

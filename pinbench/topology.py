@@ -1,0 +1,368 @@
+"""The machine's processing-unit tree, read from hwloc.
+
+One parser serves the three sources a campaign may name: the real machine
+(``lstopo-no-graphics --restrict binding --of xml``), a user's hwloc XML file
+and an hwloc synthetic description. Files and synthetic strings are first
+loaded by hwloc itself (``lstopo-no-graphics --if xml|synthetic --input ...
+--disallowed --of xml -``), so that every format hwloc reads (hwloc 1.x XML,
+where NUMA nodes are parents of packages, and 2.x XML) reaches the parser as
+hwloc 2 XML, and what hwloc cannot load stops with one line naming the input.
+Only the CPU side of the tree is kept (Machine, Group, Package, Die, caches,
+Core, PU); NUMA nodes, which hwloc 2 attaches as memory children, are
+recorded as a flag on the object they hang from.
+
+A PU is placeable when hwloc lists it as allowed (the root's
+``allowed_cpuset``: ``hwloc-calc -i FILE --po -I pu all`` lists the same PUs)
+and, for ``auto``, when this process's CPU affinity holds it. Offline PUs are
+no objects of an hwloc 2 tree at all. Like LLVM's libomp, which only sees the
+OS procs of its affinity mask (``openmp/runtime/src/kmp_affinity.cpp``), the
+strategies work on the tree restricted to the placeable PUs
+(:attr:`Topology.root`): an object with no placeable PU below it is left out,
+so a PU's rank among its siblings (:meth:`Topology.sub_ids`) counts placeable
+siblings only.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+LSTOPO = "lstopo-no-graphics"
+#: hwloc object types that are not part of the processing-unit tree.
+NON_CPU_TYPES = frozenset(
+    {"NUMANode", "MemCache", "Bridge", "PCIDev", "OSDev", "Misc"}
+)
+
+
+class TopologyError(Exception):
+    """The topology could not be obtained or makes no sense."""
+
+
+@dataclass(eq=False)
+class Node:
+    """One object of the CPU tree."""
+
+    type: str
+    os_index: int | None
+    children: list["Node"] = field(default_factory=list)
+    parent: "Node | None" = field(default=None, repr=False)
+    numa: bool = False  #: a NUMA node is attached to this object
+
+
+#: One word of an hwloc bitmap string: up to 32 bits in hex, ``0x`` optional, empty for 0.
+_CPUSET_WORD = re.compile(r"(?:0[xX])?([0-9a-fA-F]{0,8})")
+
+
+def parse_cpuset(text: str) -> frozenset[int]:
+    """Decode an hwloc bitmap string, as ``hwloc_bitmap_sscanf`` does.
+
+    The words are 32 bits each, most significant first, and an empty word is
+    32 zero bits:
+
+    >>> sorted(parse_cpuset("0x00000001,,0x00000003"))
+    [0, 1, 64]
+    """
+    words = text.strip().split(",")
+    if words[0].startswith("0xf...f"):
+        raise TopologyError(f"infinite cpuset {text!r} is not supported")
+    bits: set[int] = set()
+    for shift, word in enumerate(reversed(words)):
+        match = _CPUSET_WORD.fullmatch(word)
+        if match is None:
+            raise TopologyError(f"cpuset {text!r}: {word!r} is not a 32-bit hex word")
+        value = int(match.group(1) or "0", 16)
+        bits.update(32 * shift + bit for bit in range(32) if value >> bit & 1)
+    return frozenset(bits)
+
+
+def _build(element: ET.Element, parent: Node | None) -> Node:
+    os_index = element.get("os_index")
+    node = Node(element.get("type", "?"), int(os_index) if os_index is not None else None,
+                parent=parent)
+    for child in element.findall("object"):
+        ctype = child.get("type")
+        if ctype == "NUMANode":
+            node.numa = True
+        elif ctype not in NON_CPU_TYPES:
+            node.children.append(_build(child, node))
+    return node
+
+
+def _pus(node: Node) -> list[Node]:
+    """The PUs below ``node``, in tree (logical) order."""
+    if node.type == "PU":
+        return [node]
+    return [pu for child in node.children for pu in _pus(child)]
+
+
+def _restricted(node: Node, allowed: frozenset[int], parent: Node | None) -> Node | None:
+    """A copy of the subtree holding only the ``allowed`` PUs, or None when it holds none."""
+    copy = Node(node.type, node.os_index, parent=parent, numa=node.numa)
+    if node.type == "PU":
+        return copy if node.os_index in allowed else None
+    copy.children = [kept for child in node.children
+                     if (kept := _restricted(child, allowed, copy)) is not None]
+    return copy if copy.children else None
+
+
+class Topology:
+    """The CPU tree of one machine and the PUs a process may use on it.
+
+    ``whole`` is the tree as hwloc describes it; ``root`` is that tree
+    restricted to the placeable PUs (objects without a placeable PU below
+    them left out), the tree every strategy, the labelling and the objective
+    work on. On an unrestricted machine both hold the same objects.
+    """
+
+    def __init__(self, whole: Node, allowed: frozenset[int] | None = None,
+                 source: str = "", xml: str = ""):
+        self.whole = whole
+        self.source = source
+        self.xml = xml
+        name = source or "topology"
+        leaves = _pus(whole)
+        if not leaves:
+            raise TopologyError(f"{name}: no PU in the tree")
+        ids = [pu.os_index for pu in leaves]
+        if None in ids or len(set(ids)) != len(ids):
+            raise TopologyError(f"{name}: PUs without unique OS indexes")
+        self._all = ids
+        everything = frozenset(ids)
+        self.allowed = everything if allowed is None else everything & allowed
+        root = _restricted(whole, self.allowed, None)
+        if root is None:
+            raise TopologyError(f"{name}: no PU may be used (all disallowed, or outside "
+                                "this process's CPU affinity)")
+        self.root = root
+        self._leaves = _pus(root)
+        self._by_index = {pu.os_index: pu for pu in self._leaves}
+        self._sub_ids: dict[int, tuple[int, ...]] = {}  # filled by the first sub_ids call
+
+    @property
+    def pus(self) -> list[int]:
+        """OS indexes of every PU of the whole tree, placeable or not, in tree (logical) order."""
+        return list(self._all)
+
+    @property
+    def placeable(self) -> list[int]:
+        """OS indexes of the PUs a placement may use, in tree order."""
+        return [pu.os_index for pu in self._leaves]
+
+    def ancestors(self, pu: int) -> list[Node]:
+        """The placeable PU's node and its ancestors in :attr:`root`, leaf first, root last."""
+        node: Node | None = self._by_index[pu]
+        chain = []
+        while node is not None:
+            chain.append(node)
+            node = node.parent
+        return chain
+
+    def sub_ids(self, pu: int) -> tuple[int, ...]:
+        """The placeable PU's rank among its siblings at each level of :attr:`root`, root first.
+
+        This is the labelling of LLVM's ``kmp_affinity.cpp`` (``_set_sub_ids``),
+        which ranks over the OS procs of libomp's mask only: compact sorts PUs
+        by these ids root first, scatter leaf first.
+        """
+        if not self._sub_ids:  # every PU's at once, in one walk of the tree
+            def label(node: Node, ids: tuple[int, ...]) -> None:
+                if not node.children:
+                    self._sub_ids[node.os_index] = ids
+                for rank, child in enumerate(node.children):
+                    label(child, (*ids, rank))
+
+            label(self.root, ())
+        return self._sub_ids[pu]
+
+    def core(self, pu: int) -> Node:
+        """The PU's Core ancestor, or the PU itself when the tree has no Core above it."""
+        chain = self.ancestors(pu)
+        return next((node for node in chain if node.type == "Core"), chain[0])
+
+    def lowest_shared(self, a: int, b: int) -> Node:
+        """The lowest object of :attr:`root` that holds both placeable PUs."""
+        above_a = {id(n): n for n in self.ancestors(a)}
+        for node in self.ancestors(b):
+            if id(node) in above_a:
+                return node
+        raise TopologyError(f"PUs {a} and {b} share no ancestor")
+
+    @cached_property
+    def level_names(self) -> list[str]:
+        """Object types from the root down along the first placeable PU's branch."""
+        return [n.type for n in reversed(self.ancestors(self.placeable[0]))]
+
+    def summary(self) -> str:
+        """A one-line description: objects per level of the whole tree, and placeable PUs.
+
+        Nested levels of one type (Groups in Groups) are counted apart.
+        """
+        counts: dict[tuple[str, int], int] = {}  # (type, ancestors of that type): objects
+
+        def walk(node: Node, nesting: dict[str, int]) -> None:
+            key = (node.type, nesting.get(node.type, 0))
+            counts[key] = counts.get(key, 0) + 1
+            inside = nesting | {node.type: key[1] + 1}
+            for child in node.children:
+                walk(child, inside)
+
+        walk(self.whole, {})
+        levels: list[str] = []
+        seen: dict[str, int] = {}
+        for name in self.level_names:
+            seen[name] = seen.get(name, -1) + 1
+            if name != "Machine":
+                levels.append(f"{name}:{counts[name, seen[name]]}")
+        return f"{' '.join(levels)}; {len(self.placeable)} of {len(self.pus)} PUs placeable"
+
+
+def parse_xml(text: str, source: str = "", restrict_to: frozenset[int] | None = None) -> Topology:
+    """Parse hwloc 2 XML, as hwloc writes it, into a :class:`Topology`.
+
+    The placeable PUs are those of the root's ``allowed_cpuset`` (all PUs
+    when it is absent), further restricted to ``restrict_to`` when given.
+    Other XML (hwloc 1.x) goes through :func:`load`, which lets hwloc convert it.
+    """
+    name = source or "topology"
+    try:
+        root_el = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise TopologyError(f"{name}: not valid XML ({exc})") from None
+    machine = root_el.find("object")
+    if root_el.tag != "topology" or machine is None:
+        raise TopologyError(f"{name}: not an hwloc topology XML")
+    version = root_el.get("version", "1.x")
+    if not version.startswith("2."):
+        raise TopologyError(f"{name}: hwloc XML version {version}, not 2.x "
+                            "(load() converts any XML hwloc reads)")
+    allowed = machine.get("allowed_cpuset") or machine.get("cpuset")
+    allowed_set = parse_cpuset(allowed) if allowed else None
+    if restrict_to is not None:
+        allowed_set = restrict_to if allowed_set is None else allowed_set & restrict_to
+    return Topology(_build(machine, None), allowed_set, source, text)
+
+
+def _hwloc_version() -> str:
+    """The installed hwloc's version, e.g. ``2.9.0``."""
+    proc = subprocess.run([LSTOPO, "--version"], capture_output=True, text=True, check=False)
+    return proc.stdout.split()[-1] if proc.stdout.strip() else "(unknown version)"
+
+
+def _lstopo(args: list[str], subject: str, input_name: str = "") -> str:
+    """hwloc 2 XML of what ``lstopo-no-graphics ARGS`` loads.
+
+    When hwloc cannot load it, one TopologyError line names ``subject``, the
+    installed hwloc's version and hwloc's reason: its messages about the file
+    ``input_name`` (hwloc and libxml2 start those with the file's path or
+    name), else its first message.
+    """
+    if shutil.which(LSTOPO) is None:
+        raise TopologyError(f"{LSTOPO} not found: install Debian's hwloc-nox (or hwloc)")
+    proc = subprocess.run([LSTOPO, *args, "--of", "xml", "-"], capture_output=True,
+                          text=True, errors="replace", check=False)
+    if proc.returncode == 0:
+        return proc.stdout
+    lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+    names = sorted({input_name, Path(input_name).name}, key=len, reverse=True) if input_name else []
+    about = []
+    for line in lines:
+        name = next((n for n in names if line.startswith(f"{n}:")), None)
+        if name is not None:
+            about.append(line[len(name) + 1:].strip())
+    about = about or lines[:1] or [f"exit status {proc.returncode}"]
+    reason = "; ".join(about[:3]) + (f" (and {len(about) - 3} more)" if len(about) > 3 else "")
+    raise TopologyError(f"{LSTOPO} failed on {subject} (hwloc {_hwloc_version()}): {reason}")
+
+
+def is_synthetic(spec: str) -> bool:
+    """True when a topology spec is an hwloc synthetic description."""
+    return ":" in spec and not spec.endswith(".xml")
+
+
+def _check_text_file(path: str) -> None:
+    """TopologyError unless ``path`` is a readable file whose start is text (UTF-8, no NUL byte).
+
+    hwloc would report binary data as dozens of libxml2 errors: one line says it instead.
+    """
+    try:
+        if not Path(path).is_file():  # not open(): a FIFO would block
+            raise TopologyError(f"topology file {path} does not exist")
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError as exc:
+        raise TopologyError(f"topology file {path} cannot be read ({exc.strerror})") from None
+    nul = head.find(b"\0")
+    if nul >= 0:
+        raise TopologyError(f"topology file {path} is binary data, not hwloc XML text "
+                            f"(a NUL byte at offset {nul})")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3 or exc.reason != "unexpected end of data":
+            raise TopologyError(f"topology file {path} is binary data, not hwloc XML text "
+                                f"(byte {head[exc.start]:#04x} at offset {exc.start})") from None
+
+
+def topology_xml(spec: str) -> str:
+    """hwloc 2 XML for ``auto`` (this machine), an XML file, or a synthetic string.
+
+    Files and synthetic strings are loaded by hwloc with their disallowed PUs
+    (``--disallowed``): the XML keeps the whole machine and marks what is
+    allowed in the root's ``allowed_cpuset``.
+    """
+    if spec == "auto":
+        return _lstopo(["--restrict", "binding"], "this machine")
+    if is_synthetic(spec):
+        return _lstopo(["--if", "synthetic", "--input", spec, "--disallowed"],
+                       f"synthetic topology {spec!r}")
+    _check_text_file(spec)
+    return _lstopo(["--if", "xml", "--input", spec, "--disallowed"], f"topology file {spec}", spec)
+
+
+def load(spec: str) -> Topology:
+    """The topology named by a campaign's ``topology`` value.
+
+    For ``auto`` the placeable PUs are further restricted to this process's
+    CPU affinity (cgroup cpusets and ``taskset`` alike).
+    """
+    restrict = frozenset(os.sched_getaffinity(0)) if spec == "auto" else None
+    return parse_xml(topology_xml(spec), spec, restrict)
+
+
+def save(topo: Topology, path: Path, log: Path | None = None) -> None:
+    """Write a topology's hwloc XML, so later stages read exactly what was measured.
+
+    ``log``, when given, receives the one-line :meth:`Topology.summary`.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(topo.xml)
+    if log:
+        log.write_text(topo.summary() + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``pinbench topology SPEC [--out FILE]``: save or describe a topology."""
+    parser = argparse.ArgumentParser(prog="pinbench topology", description=main.__doc__)
+    parser.add_argument("spec", help='"auto", an hwloc XML file, or a synthetic description')
+    parser.add_argument("--out", type=Path, help="write the hwloc XML here")
+    args = parser.parse_args(argv)
+    try:
+        topo = load(args.spec)
+    except TopologyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.out:
+        save(topo, args.out)
+    print(topo.summary())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

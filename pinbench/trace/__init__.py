@@ -1,0 +1,8 @@
+"""The trace stage: which threads share which cache lines (``pinbench trace``).
+
+- :mod:`~pinbench.trace.build`: building the tracers (tsan runtime, Valgrind tool, Pin tool);
+- :mod:`~pinbench.trace.run`: running a program under one, checking and annotating its matrix;
+- :mod:`~pinbench.trace.cli`: the command line.
+
+The tracers themselves are C and C++ in ``pintools/``; see ``pintools/README.md``.
+"""

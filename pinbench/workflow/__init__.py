@@ -1,0 +1,10 @@
+"""The workflow's side of the packages: the campaign file and what the Snakefile calls.
+
+- :mod:`~pinbench.workflow.campaign`: a campaign file validated, its machines resolved,
+  its build and run commands;
+- :mod:`~pinbench.workflow.config_file`: a campaign file read strictly (YAML syntax, size,
+  encoding, duplicate keys), each problem one line;
+- :mod:`~pinbench.workflow.snakemake_hook`: Snakemake reads ``--configfile`` with that reader;
+- :mod:`~pinbench.workflow.rule_bodies`: the body of each rule of ``rules/*.smk``;
+- :mod:`~pinbench.workflow.session`: one pinbench Snakemake per folder, stale locks cleared.
+"""

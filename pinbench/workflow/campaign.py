@@ -1,0 +1,526 @@
+"""A campaign file: validation against the JSON schema, then the checks a schema cannot make.
+
+Every problem becomes one :class:`ConfigError` whose message names the field,
+e.g. ``benchmarks.triad.timeout_s: -1 is less than or equal to the minimum of 0``.
+"""
+from __future__ import annotations
+
+import copy
+import glob
+import math
+import os
+import re
+import shlex
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from pinbench.place.domains import PlacementError, slots, socket_slots
+from pinbench.place.registry import WRAPPING, needs_matrix, parse_strategy
+from pinbench.place.study import socket_groups
+from pinbench.results.layout import Layout
+from pinbench.topology import Topology, TopologyError, is_synthetic, load
+from pinbench.workflow.params import ParamsError, expand as expand_params
+
+#: The campaign file's JSON schema (``validate()`` of Snakemake reads it too).
+SCHEMA = Path(__file__).resolve().parent / "schemas" / "campaign.schema.yaml"
+#: The machine presets of the pinning study (``topology: nehalem``...), one YAML file each.
+PRESETS = Path(__file__).resolve().parent / "presets"
+#: The least repetitions the statistics take: ``pinbench.stats.speeduptest.MIN_N`` (its Shapiro-Wilk
+#: test needs 3), kept here so that reading a campaign does not import SciPy (about 0.5-1 s of
+#: every Snakemake call); tests/test_campaign.py checks that the two agree.
+MIN_N = 3
+
+#: Variables the launcher owns; a campaign may not set them.
+RESERVED_ENV = frozenset({"OMP_NUM_THREADS", "OMP_PLACES", "OMP_PROC_BIND",
+                          "OMP_DISPLAY_AFFINITY", "OMP_AFFINITY_FORMAT", "GOMP_CPU_AFFINITY",
+                          "KMP_AFFINITY"})
+BUILD_FIELDS = {"cc", "cflags", "ldflags", "source", "output"}
+TRACE_BUILD_FIELDS = BUILD_FIELDS | {"trace_cflags", "trace_ldflags"}
+RUN_FIELDS = {"binary", "input", "threads"}
+#: The placeholders ``params`` may not take: those the commands already have.
+BUILTIN_FIELDS = TRACE_BUILD_FIELDS | RUN_FIELDS | {"tree"}
+#: Names of campaigns, machines and benchmarks (:data:`SCHEMA`): safe as path parts.
+#: ``\Z``, not ``$``: the schema's patterns are searched with Python's ``re``, whose ``$``
+#: also matches before a trailing newline.
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z"
+#: Characters that would break a message's one line (str.splitlines splits at each).
+_LINE_BREAKING = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+class ConfigError(ValueError):
+    """A campaign file is wrong; the message is one line naming the field.
+
+    Control characters of the values it quotes are written as escapes, so that
+    the message stays one line whatever the file holds.
+    """
+
+    def __init__(self, message: str):
+        super().__init__(_LINE_BREAKING.sub(lambda m: repr(m.group())[1:-1], message))
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A machine of the campaign and the thread counts it runs."""
+
+    name: str
+    spec: str  #: "auto", an XML path or a synthetic string (presets resolved)
+    #: the tree (None for a SLURM machine: its node reads its own when the campaign runs)
+    topology: Topology | None
+    measure: bool
+    threads: tuple[int, ...]
+    #: where it is measured on a SLURM cluster (the ``slurm`` settings), or None: here
+    slurm: dict | None = None
+
+    @property
+    def pus(self) -> int:
+        """Its placeable PUs (a SLURM node's: the CPUs its settings give)."""
+        return len(self.topology.placeable) if self.topology is not None else self.slurm["cpus"]
+
+
+def _with_defaults(validator_class):
+    """A validator class that also fills in schema defaults, as Snakemake's ``validate`` does."""
+    validate_props = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for key, sub in properties.items():
+                if "default" in sub and key not in instance:
+                    instance[key] = copy.deepcopy(sub["default"])
+        yield from validate_props(validator, properties, instance, schema)
+
+    # "integer" means an int: 2.0 would pass JSON Schema's integer and end up in paths as t2.0
+    integers = validator_class.TYPE_CHECKER.redefine(
+        "integer", lambda checker, instance: isinstance(instance, int)
+        and not isinstance(instance, bool))
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults},
+                                        type_checker=integers)
+
+
+def _where(path) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+def check_values(config: dict) -> None:
+    """Refuse what no schema keyword can: NaN or infinite numbers, and NUL bytes in strings.
+
+    NaN passes every bound (each comparison with it is false) and neither NaN nor
+    infinity is a usable confidence, timeout or weight; a NUL byte cannot be part
+    of an argument, an environment variable or a file name.
+    """
+    stack = [((), config)]
+    while stack:  # iterative: a deeply nested file must not exhaust the stack
+        path, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{_where(path)}: {value} is not a finite number")
+        if isinstance(value, str) and "\0" in value:
+            raise ConfigError(f"{_where(path)}: {value!r} holds a NUL byte, which no argument, "
+                              "environment variable or file name can hold")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and "\0" in key:
+                    raise ConfigError(f"{_where(path)}: key {key!r} holds a NUL byte")
+                stack.append(((*path, key), item))
+        elif isinstance(value, list):
+            stack.extend(((*path, k), item) for k, item in enumerate(value))
+
+
+def schema_error(error: jsonschema.ValidationError) -> str:
+    """One line for a schema violation: the field, then the problem."""
+    where = _where(error.absolute_path)
+    if error.validator == "pattern" and error.schema["pattern"] == NAME_PATTERN:
+        return (f"{where}: name {error.instance!r} is not allowed (use 1-64 letters, digits, "
+                "'_', '.' or '-', starting with a letter or digit; names become path parts)")
+    return f"{where}: {error.message}"
+
+
+def validate_schema(config: dict, schema_path: Path) -> dict:
+    """Check ``config`` against the schema, fill defaults in place, and return it."""
+    schema = yaml.safe_load(schema_path.read_text())
+    validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is not None:
+        raise ConfigError(schema_error(error))
+    return config
+
+
+def _placeholders(template: str, where: str) -> set[str]:
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc} in {template!r}") from None
+
+
+def _check_template(template: str, allowed: set[str], where: str) -> set[str]:
+    used = _placeholders(template, where)
+    unknown = sorted(used - allowed)
+    try:  # also placeholders nested in a format spec ("{cc:{x}}"), and the specs themselves
+        template.format(**dict.fromkeys(allowed, ""))
+    except KeyError as exc:
+        unknown = unknown or [str(exc.args[0])]
+    except (ValueError, IndexError) as exc:
+        raise ConfigError(f"{where}: {exc} in {template!r}") from None
+    if unknown:
+        name = unknown[0]
+        raise ConfigError(f"{where}: unknown placeholder {{{name}}} "
+                          f"(known: {', '.join('{%s}' % a for a in sorted(allowed))}; "
+                          f"for a literal brace write it twice, e.g. ${{{{{name}}}}})")
+    return used
+
+
+def _check_regex(pattern: str | None, where: str, groups: int = 0) -> None:
+    if pattern is None:
+        return
+    try:
+        compiled = re.compile(pattern, re.MULTILINE)
+    except re.error as exc:
+        raise ConfigError(f"{where}: invalid regular expression ({exc})") from None
+    if compiled.groups < groups:
+        raise ConfigError(f"{where}: the regular expression needs a group capturing the seconds")
+
+
+def _check_env(env: dict, where: str) -> None:
+    owned = sorted(set(env) & RESERVED_ENV)
+    if owned:
+        raise ConfigError(f"{where}.{owned[0]}: set by the launcher for each strategy; "
+                          "a campaign may not set it")
+
+
+def _check_run(config: dict, name: str, where: str) -> None:
+    """``run``, ``input`` and ``trace_input`` split into arguments as a shell would (shlex)."""
+    bench = config["benchmarks"][name]
+    for field in ("input", "trace_input", "run", "sequential"):
+        value = bench.get(field)
+        if value is None:
+            continue
+        try:
+            shlex.split(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where}.{field}: {value!r} cannot be split into arguments as a "
+                              f"shell would ({exc})") from None
+    for traced in (False, True):
+        try:
+            run_argv(config, name, "binary", 1, traced)
+        except ValueError as exc:
+            field = "trace_input" if traced and bench["trace_input"] is not None else "input"
+            raise ConfigError(f"{where}.run: {bench['run']!r} with {field} {bench[field]!r} "
+                              f"cannot be split into arguments as a shell would ({exc})") from None
+
+
+def _check_derived_names(config: dict) -> None:
+    """No benchmark is named like another one's traced variant (``bin/X`` and ``bin/X.traced``)."""
+    layout = Layout.of(config["campaign"])
+    plain = {layout.binary("M", name): name for name in config["benchmarks"]}
+    for name in config["benchmarks"]:
+        traced = layout.binary("M", name, traced=True)
+        if traced in plain:
+            built = Path(traced).name
+            raise ConfigError(f"benchmarks.{plain[traced]}: clashes with the traced variant of "
+                              f"benchmark {name!r} (both would build bin/{built}); rename it")
+
+
+def _check_repetitions(config: dict) -> None:
+    """Enough runs per strategy for the statistics (stats/speeduptest.py, ``MIN_N``)."""
+    if config["repetitions"] < MIN_N:
+        raise ConfigError(f"repetitions: {config['repetitions']} runs per strategy are too few; "
+                          f"the Speedup-Test needs at least {MIN_N} (its Shapiro-Wilk test of "
+                          f"normality is not defined on fewer)")
+
+
+def _check_sockets(config: dict, machines: dict[str, Machine]) -> None:
+    """Every ``lpgp-K``/``gplp-K`` finds K sockets, and room for the threads, on every machine."""
+    for strategy in config["strategies"]:
+        sockets = parse_strategy(strategy)[1]
+        for machine in machines.values() if sockets is not None else ():
+            if machine.topology is None:  # a SLURM node: checked when placing, on its tree
+                continue
+            for n in machine.threads:
+                pus = slots(machine.topology, n)
+                have = len(socket_slots(machine.topology, pus))
+                if sockets > have:
+                    raise ConfigError(f"strategies: {strategy} asks for {sockets} sockets; "
+                                      f"machine {machine.name!r} has {have} with PUs for "
+                                      f"{n} threads")
+                try:
+                    socket_groups(machine.topology, pus, sockets, n)
+                except PlacementError as exc:
+                    raise ConfigError(f"strategies: {strategy} on machine {machine.name!r} "
+                                      f"with {n} threads: {exc}") from None
+
+
+def _check_benchmarks(config: dict, root: Path) -> None:
+    tracing = traces(config)
+    for name, bench in config["benchmarks"].items():
+        where = f"benchmarks.{name}"
+        params = set(bench["params"])
+        clash = sorted(params & BUILTIN_FIELDS)
+        if clash:
+            raise ConfigError(f"{where}.params.{clash[0]}: the name of a placeholder pinbench "
+                              "fills in; choose another")
+        has_tree = {"tree"} if "tree" in bench or "source" in bench else set()
+        used = _check_template(bench["build"], BUILD_FIELDS | params | has_tree, f"{where}.build")
+        traced = (_check_template(bench["trace_build"], TRACE_BUILD_FIELDS | params | has_tree,
+                                  f"{where}.trace_build") if tracing else set())
+        for field in ("input", "trace_input"):
+            if bench[field] is not None:
+                _check_template(bench[field], params | {"threads"}, f"{where}.{field}")
+        if "source" in bench:
+            source = root / bench["source"]  # an absolute path stays as it is
+            try:
+                exists = source.is_file()
+            except OSError as exc:  # e.g. a name too long
+                raise ConfigError(f"{where}.source: {exc.strerror}") from None
+            if not exists:
+                raise ConfigError(f"{where}.source: {bench['source']} does not exist")
+            bench["source"] = str(source)
+        elif "source" in used or "source" in traced:
+            command = "build" if "source" in used else "trace_build"
+            raise ConfigError(f"{where}.source: required by the {command} command")
+        if "output" not in used:
+            raise ConfigError(f"{where}.build: must write the binary to {{output}}")
+        if "binary" not in _check_template(bench["run"], RUN_FIELDS | params, f"{where}.run"):
+            raise ConfigError(f"{where}.run: must start the built {{binary}}")
+        if bench.get("sequential") is not None:
+            _check_template(bench["sequential"], RUN_FIELDS | params, f"{where}.sequential")
+        if "tree" in bench:
+            bench["tree"] = str(root / bench["tree"])
+        if "inputs" in bench:
+            bench["inputs"] = _input_patterns(bench["inputs"], root, f"{where}.inputs")
+        _check_run(config, name, where)
+        _check_regex(bench["validate"], f"{where}.validate")
+        _check_regex(bench["time_regex"], f"{where}.time_regex", groups=1)
+        for metric, pattern in bench["metrics"].items():
+            _check_regex(pattern, f"{where}.metrics.{metric}", groups=1)
+        _check_env(bench["env"], f"{where}.env")
+
+
+def _input_patterns(patterns: list[str], root: Path, where: str) -> list[str]:
+    """The ``inputs`` patterns made absolute (relative ones are read from ``root``); a path
+    without a wildcard must exist (a pattern may match nothing until a build has run)."""
+    absolute = []
+    for pattern in patterns:
+        path = pattern if Path(pattern).is_absolute() else str(root / pattern)
+        if not glob.has_magic(path) and not Path(path).is_file():
+            raise ConfigError(f"{where}: {pattern} does not exist")
+        absolute.append(path)
+    return absolute
+
+
+def input_files(patterns: list[str]) -> list[str]:
+    """Every file the ``inputs`` patterns match now (``**`` spans folders), sorted, once."""
+    return sorted({path for pattern in patterns for path in glob.glob(pattern, recursive=True)
+                   if Path(path).is_file()})
+
+
+def resolve_topology(spec: str, presets: Path, root: Path) -> str:
+    """A topology value with presets expanded and relative XML paths made absolute."""
+    if spec == "auto" or is_synthetic(spec):
+        return spec
+    preset = presets / f"{spec}.yaml"
+    if re.fullmatch(r"[A-Za-z0-9_-]+", spec):
+        if not preset.is_file():
+            known = ", ".join(sorted(p.stem for p in presets.glob("*.yaml")))
+            raise ConfigError(f"no machine preset {spec!r} (presets: {known})")
+        return yaml.safe_load(preset.read_text())["topology"]
+    path = Path(spec) if Path(spec).is_absolute() else root / spec
+    return str(path)
+
+
+def _machines(config: dict, presets: Path, root: Path) -> dict[str, Machine]:
+    machines = {}
+    for name, entry in config["machines"].items():
+        where = f"machines.{name}"
+        if "slurm" in entry:
+            machines[name] = _slurm_machine(config, name, entry)
+            continue
+        try:
+            spec = resolve_topology(entry["topology"], presets, root)
+            topo = load(spec)
+        except (ConfigError, TopologyError) as exc:
+            raise ConfigError(f"{where}.topology: {exc}") from None
+        except OSError as exc:  # e.g. a name too long for a file name
+            raise ConfigError(f"{where}.topology: {exc.strerror}") from None
+        measure = entry.get("measure", spec == "auto")
+        if measure and spec != "auto":
+            raise ConfigError(f"{where}.measure: only a machine with topology \"auto\" is "
+                              "measured here; other topologies are planned (placements only)")
+        machines[name] = Machine(name, spec, topo, measure,
+                                 _thread_counts(config, name, entry, len(topo.placeable)))
+    return machines
+
+
+def _thread_counts(config: dict, name: str, entry: dict, pus: int) -> tuple[int, ...]:
+    """A machine's thread counts, ``all`` resolved, each at most ``pus``."""
+    field = f"machines.{name}.threads" if "threads" in entry else "threads"
+    threads = []
+    for count in entry.get("threads", config["threads"]):
+        count = pus if count == "all" else count
+        if count > pus and not config["oversubscribe"]:
+            raise ConfigError(f"{field}: {count} threads exceed the {pus} placeable PUs "
+                              f"of machine {name!r} (oversubscribe: true allows that)")
+        if count not in threads:
+            threads.append(count)
+    return tuple(threads)
+
+
+def _slurm_machine(config: dict, name: str, entry: dict) -> Machine:
+    """A machine measured on a SLURM node: its own topology (``auto``), read there."""
+    where, slurm = f"machines.{name}", entry["slurm"]
+    if entry["topology"] != "auto":
+        raise ConfigError(f"{where}.topology: a SLURM machine is measured on its node, whose "
+                          "topology is read there: write \"auto\"")
+    if ("node" in slurm) == bool(slurm.get("pool")):
+        raise ConfigError(f"{where}.slurm: name one `node` (nodes compared as machines of their "
+                          "own) or set `pool: true` (any node of the partition, pooled)")
+    if entry.get("measure") is False:
+        raise ConfigError(f"{where}.measure: a SLURM machine is measured (leave the machine out "
+                          "to skip it)")
+    return Machine(name, "auto", None, True,
+                   _thread_counts(config, name, entry, slurm["cpus"]), dict(slurm))
+
+
+def _check_oversubscribed(config: dict, machines: dict[str, Machine]) -> None:
+    """Only the strategies that wrap place more threads than a machine's PUs."""
+    for strategy in config["strategies"]:
+        if parse_strategy(strategy)[0].wraps:
+            continue
+        for machine in machines.values():
+            pus = machine.pus
+            over = [n for n in machine.threads if n > pus]
+            if over:
+                raise ConfigError(f"strategies: {strategy} cannot place {over[0]} threads on the "
+                                  f"{pus} placeable PUs of machine {machine.name!r} (oversubscribed "
+                                  f"thread counts take only {', '.join(WRAPPING)})")
+
+
+def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
+    """Validate a campaign config (filling defaults) and resolve its machines.
+
+    ``root`` is the project's directory: relative paths in the campaign are read from it.
+    """
+    check_values(config)
+    validate_schema(config, SCHEMA)
+    _check_repetitions(config)
+    _check_derived_names(config)
+    try:
+        graph = [s for s in config["strategies"] if needs_matrix(s)]
+    except PlacementError as exc:
+        raise ConfigError(f"strategies: {exc}") from None
+    if graph and config["tracing"]["when"] == "never":
+        raise ConfigError(f"tracing.when: \"never\", but strategy {graph[0]!r} needs the "
+                          "affinity matrices a tracer makes")
+    if config["baseline"] not in config["strategies"]:
+        raise ConfigError(f"baseline: {config['baseline']!r} is not one of the campaign's strategies")
+    _check_env(config["env"], "env")
+    try:
+        config["benchmarks"], config["weights"] = expand_params(config["benchmarks"],
+                                                                config["weights"])
+    except ParamsError as exc:
+        raise ConfigError(str(exc)) from None
+    if config["stopping"] and config["stopping"]["min"] > config["repetitions"]:
+        raise ConfigError(f"stopping.min: {config['stopping']['min']} rounds before stopping is "
+                          f"more than the {config['repetitions']} repetitions")
+    strangers = sorted(set(config["weights"]) - set(config["benchmarks"]))
+    if strangers:
+        raise ConfigError(f"weights.{strangers[0]}: not a benchmark of the campaign")
+    _check_benchmarks(config, root)
+    machines = _machines(config, PRESETS, root)
+    _check_oversubscribed(config, machines)
+    _check_sockets(config, machines)
+    return config, machines
+
+
+def default_config(root: Path) -> dict:
+    """The default campaign, ``config/config.yaml``: the bundled benchmarks on this machine."""
+    return yaml.safe_load((root / "config" / "config.yaml").read_text())
+
+
+def traces(config: dict) -> bool:
+    """Whether the campaign traces its benchmarks (``tracing.when``; auto: a graph strategy asks)."""
+    when = config["tracing"]["when"]
+    return when == "always" or (
+        when == "auto" and any(needs_matrix(s) for s in config["strategies"]))
+
+
+def _fields(entry: dict, **builtins: str) -> dict[str, str]:
+    """The values of a command's placeholders: the benchmark's params, then pinbench's own."""
+    return dict(entry["params"]) | builtins
+
+
+def build_command(config: dict, bench: str, output: str,
+                  traced_flags: tuple[str, str] | None = None) -> str:
+    """The shell command that builds one benchmark into ``output`` (made an absolute path,
+    so a ``cd`` in the command does not break it; ``{tree}`` and ``{source}`` are absolute).
+
+    With ``traced_flags`` (compile and link flags of the tsan tracer), the
+    benchmark's ``trace_build`` command, which builds the traced variant (in a copy of
+    its ``tree``, if it has one: :func:`traced_tree`).
+    """
+    entry = config["benchmarks"][bench]
+    tree = traced_tree(output) if traced_flags and "tree" in entry else build_tree(config, bench)
+    fields = _fields(entry, **config["compiler"], output=shlex.quote(os.path.abspath(output)),
+                     source=shlex.quote(entry.get("source", "")), tree=shlex.quote(tree))
+    if traced_flags is None:
+        return entry["build"].format(**fields)
+    fields.update(trace_cflags=traced_flags[0], trace_ldflags=traced_flags[1])
+    return entry["trace_build"].format(**fields)
+
+
+def build_sources(config: dict, bench: str, generated: frozenset[str] = frozenset()) -> list[str]:
+    """The files a build reads: its ``inputs``, or the source and the C/C++ headers beside it;
+    but not those a build of it wrote (``generated``: such a file changes with every build)."""
+    entry = config["benchmarks"][bench]
+    if "inputs" in entry:
+        files = input_files(entry["inputs"])
+    elif "source" in entry:
+        source = entry["source"]
+        files = [source, *sorted(str(p) for ext in ("*.h", "*.hpp")
+                                 for p in Path(source).parent.glob(ext))]
+    else:
+        files = []
+    return [path for path in files if path not in generated]
+
+
+def traced_tree(output: str) -> str:
+    """Where the traced variant ``output`` of a benchmark with a ``tree`` is built: a private
+    copy of the tree beside the binary (:mod:`pinbench.workflow.building`)."""
+    return os.path.abspath(output) + ".tree"
+
+
+def build_tree(config: dict, bench: str) -> str:
+    """What a build writes into, so that builds writing one place never run together: its
+    ``tree``, else its source's directory, else its build command as written (one benchmark
+    expanded by ``params``, or several with one command, build alike)."""
+    entry = config["benchmarks"][bench]
+    if "tree" in entry:
+        return entry["tree"]
+    if "source" in entry:
+        return str(Path(entry["source"]).parent)
+    return "build: " + entry["build"]
+
+
+def sequential_argv(config: dict, bench: str, binary: str) -> list[str] | None:
+    """The argument vector of the benchmark's ``sequential`` command (T_s), or None."""
+    entry = config["benchmarks"][bench]
+    if entry.get("sequential") is None:
+        return None
+    size = entry["input"].format(**_fields(entry, threads="1"))
+    return shlex.split(entry["sequential"].format(**_fields(
+        entry, binary=shlex.quote(os.path.abspath(binary)), input=size, threads="1")))
+
+
+def run_argv(config: dict, bench: str, binary: str, threads: int,
+             traced: bool = False) -> list[str]:
+    """The argument vector of one run (no shell, so the launcher times the program itself);
+    the binary as an absolute path.
+
+    ``traced`` uses the benchmark's ``trace_input`` when it has one.
+    """
+    entry = config["benchmarks"][bench]
+    size = entry["trace_input"] if traced and entry["trace_input"] is not None else entry["input"]
+    size = size.format(**_fields(entry, threads=str(threads)))
+    return shlex.split(entry["run"].format(**_fields(
+        entry, binary=shlex.quote(os.path.abspath(binary)), input=size, threads=str(threads))))

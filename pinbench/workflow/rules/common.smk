@@ -1,0 +1,202 @@
+# Validates the campaign before any job runs, and holds every input function.
+# Every path comes from the one layout of the results (pinbench/results/layout.py).
+import atexit
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+try:
+    from pinbench.measure import system
+
+    # the system checks (onstart, and the environment jobs here) measure other processes'
+    # CPU use from here on (over the imports below, the DAG...), not over a pause of their own
+    CHECKS_SINCE = system.Snapshot.now()
+    from pinbench.results.layout import STATS_FILES, Layout
+    from pinbench.seeding import derive_seed
+    from pinbench.workflow import campaign, config_file, rule_bodies
+    from pinbench.workflow.building import generated_files
+    from pinbench.workflow import places
+    from pinbench.workflow.session import clear_stale_locks, exit_without_waiting
+    from pinbench import topology
+    from pinbench.stats import analyse as stats_analysis, models as stats_models
+except ImportError as exc:
+    sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
+             "then use .venv/bin/snakemake")
+
+#: The project: relative paths of a campaign are read from here (``pinbench run`` names the
+#: directory it was started in; plain ``snakemake``, the main Snakefile's).
+PROJECT = Path(os.environ.get("PINBENCH_PROJECT") or workflow.basedir)
+# no --configfile: the project's default campaign, with any --config on top
+if "campaign" not in config and not workflow.overwrite_configfiles:
+    config = campaign.default_config(PROJECT) | config
+try:
+    for path in workflow.overwrite_configfiles:  # read again strictly, in case Snakemake
+        config_file.load(path)  # was not started through pinbench's hook (config_file.py)
+    config, MACHINES = campaign.load_campaign(config, PROJECT)
+except campaign.ConfigError as exc:
+    sys.exit(f"config error: {exc}")
+
+for name, problem in places.unreachable(MACHINES.values()).items():
+    print(f"pinbench: machine {name}: {problem}; its work is left out of this call",
+          file=sys.stderr)
+    del MACHINES[name]
+#: Where each machine's node-bound jobs run: here, or on its SLURM node.
+PLACES = places.places(MACHINES.values())
+LAYOUT = Layout.of(config["campaign"])
+PY = shlex.quote(sys.executable)
+STRATEGIES = config["strategies"]
+TRACING = campaign.traces(config)
+MEASURED = [m for m in MACHINES.values() if m.measure]
+EXPLAIN = bool(config["explain"])
+# the measure rule's second output: the explained runs (OMPT), when the campaign asks
+EXPLAINED_OUTPUT = (
+    {"explained": LAYOUT.explained("{machine}", "{bench}", "{n}")} if EXPLAIN else {}
+)
+PLANNED = [m for m in MACHINES.values() if not m.measure]
+# scalability models (rules/models.smk) when a measured machine has enough thread counts
+MODELLED = any(len(m.threads) >= stats_models.MIN_COUNTS for m in MEASURED)
+clear_stale_locks()
+STARTED = time.time()  # this call's jobs are the timings written since
+# the results by absolute path: at exit, Snakemake has left the working directory (-d)
+RESULTS = Layout(str(Path(LAYOUT.root).resolve()))
+
+
+wildcard_constraints:
+    machine=rule_bodies.alternatives(MACHINES),
+    bench=rule_bodies.alternatives(config["benchmarks"]),
+    n=r"\d+",
+
+
+def cell_placements(machine, bench, n):
+    """The placement file of every strategy for one (machine, benchmark, threads)."""
+    return [LAYOUT.placement(machine, bench, n, strategy) for strategy in STRATEGIES]
+
+
+def placement_files(wildcards):
+    """The placement files a measurement job reads."""
+    return cell_placements(wildcards.machine, wildcards.bench, wildcards.n)
+
+
+def build_sources(wildcards):
+    """What a benchmark's build reads (its source and the headers beside it, or its
+    ``inputs``), so editing any rebuilds it; not the files builds in its tree wrote there."""
+    tree = campaign.build_tree(config, wildcards.bench)
+    generated = generated_files(LAYOUT.generated(wildcards.machine, tree))
+    return campaign.build_sources(config, wildcards.bench, generated)
+
+
+def traced_binary(wildcards):
+    """The binary a trace runs: the tsan-instrumented build, or the plain one for binary tracers."""
+    traced = config["tracing"]["tracer"] == "tsan"
+    return LAYOUT.binary(wildcards.machine, wildcards.bench, traced=traced)
+
+
+def placement_inputs(wildcards):
+    """The topology, and the affinity matrix when the campaign traces."""
+    inputs = {"topology": LAYOUT.topology(wildcards.machine)}
+    if TRACING:
+        inputs["matrix"] = LAYOUT.matrix(wildcards.machine, wildcards.bench, wildcards.n)
+    return inputs
+
+
+def random_seed(wildcards):
+    """The seed of the random strategy's placements for one cell."""
+    return derive_seed(config["seed"], "random", wildcards.machine, wildcards.bench, wildcards.n)
+
+
+def measure_jobs():
+    """Every measured (machine, benchmark, threads): one measurement job each."""
+    return [
+        (m.name, bench, n) for m in MEASURED for bench in config["benchmarks"] for n in m.threads
+    ]
+
+
+def explained_option(wildcards):
+    """The measuring process's --explained JOURNAL TABLE option ("" without explain)."""
+    if not EXPLAIN:
+        return ""
+    cell = (wildcards.machine, wildcards.bench, wildcards.n)
+    return f"--explained {LAYOUT.explained_journal(*cell)} {LAYOUT.explained(*cell)}"
+
+
+def explained_runs():
+    """Explained tables of every measured (machine, benchmark, threads)."""
+    return [LAYOUT.explained(*job) for job in measure_jobs()]
+
+
+def measured_runs():
+    """Runs tables of every measured (machine, benchmark, threads)."""
+    return [LAYOUT.runs(*job) for job in measure_jobs()]
+
+
+def machine_placements(machine):
+    """Every placement file of one machine."""
+    return [
+        path
+        for bench in config["benchmarks"]
+        for n in MACHINES[machine].threads
+        for path in cell_placements(machine, bench, n)
+    ]
+
+
+def report_inputs():
+    """What the report reads: topologies, placements and, when measured, runs and statistics."""
+    inputs = [LAYOUT.topology(m) for m in MACHINES]
+    inputs += [path for m in MACHINES for path in machine_placements(m)]
+    if MEASURED:
+        inputs += [LAYOUT.all_runs, LAYOUT.stats("json"), LAYOUT.stats("verdicts")]
+        inputs += [LAYOUT.environment(m.name) for m in MEASURED]
+        inputs += [LAYOUT.explain_table] if EXPLAIN else []
+    if MODELLED:
+        inputs.append(LAYOUT.models)
+    return inputs
+
+
+def all_targets():
+    """What `all` builds: tables and summaries, plans of unmeasured machines, the report."""
+    targets = [LAYOUT.plan(m.name) for m in PLANNED]
+    if MEASURED:
+        targets += [LAYOUT.all_runs, LAYOUT.cells_summary, LAYOUT.stats("tables")]
+        targets += [LAYOUT.explain_table] if EXPLAIN else []
+    if MODELLED:
+        targets.append(LAYOUT.models_text)
+    return targets + [LAYOUT.report]
+
+
+def print_summaries():
+    """Print the summaries and plans, measurements set aside, then the report's path, at the
+    end of a successful run; exit 1 with one line when a cell has no usable run."""
+    for target in all_targets():
+        if target.endswith(".txt") and Path(target).exists():
+            print(f"\n== {target}\n{Path(target).read_text()}")
+    for line in rule_bodies.set_aside(LAYOUT, [m.name for m in MEASURED]):
+        print(f"WARNING: measurements set aside: {line}")
+    print(rule_bodies.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
+    print(rule_bodies.where_and_what(LAYOUT))
+    exit_without_waiting()
+    failed = rule_bodies.failed_cells(LAYOUT)
+    if failed:
+        sys.exit(f"campaign failed: {len(failed)} cell(s) without a usable run: "
+                 f"{'; '.join(failed[:3])}{' ...' if len(failed) > 3 else ''} "
+                 f"(the other results and the report are kept)")
+
+
+def print_system_checks():
+    """Before measuring: is this machine quiet and stable enough? Printed once per call."""
+    if MEASURED:
+        print("pinbench: this machine before measuring (pinbench system):")
+        checks = system.system_checks(window_s=0.3, since=CHECKS_SINCE)
+        print(system.format_checks(checks), end="")
+
+
+def print_when_nothing_to_do():
+    """At exit of a call that had nothing to do (Snakemake runs no hook then): where the
+    results and the report are, and the campaign in one line."""
+    if rule_bodies.had_nothing_to_do(workflow):
+        print(rule_bodies.where_and_what(RESULTS), flush=True)
+        exit_without_waiting()
+
+
+atexit.register(print_when_nothing_to_do)

@@ -1,0 +1,55 @@
+# One job per (machine, benchmark, threads): every strategy x repetition, one run at a time.
+# It takes every core (here) or the whole node (SLURM, --exclusive), so that nothing else of
+# the workflow runs beside it. The launcher is a process of its own: it holds a machine-wide
+# lock and journals each finished run, so a killed Snakemake (or a cancelled SLURM job)
+# neither loses runs nor lets a second measurement overlap an orphaned one.
+for place in PLACES:
+
+    rule:
+        name:
+            f"measure{place.suffix}"
+        input:
+            binary=LAYOUT.binary("{machine}", "{bench}"),
+            placements=placement_files,
+            topology=LAYOUT.topology("{machine}"),
+        output:
+            runs=LAYOUT.runs("{machine}", "{bench}", "{n}"),
+            **EXPLAINED_OUTPUT,
+        wildcard_constraints:
+            machine=place.machines,
+        localrule: place.local
+        resources:
+            **place.resources(exclusive=True),
+        params:
+            spec=lambda wildcards, input: rule_bodies.measure_spec(
+                config,
+                wildcards.machine,
+                wildcards.bench,
+                int(wildcards.n),
+                input.binary,
+                input.placements,
+                input.topology,
+                MACHINES[wildcards.machine].threads,
+            ),
+            explained=explained_option,
+            command=lambda wildcards, input: rule_bodies.run_command(
+                config, wildcards.bench, input.binary, int(wildcards.n)
+            ),
+            journal=LAYOUT.journal("{machine}", "{bench}", "{n}"),
+            outputs=LAYOUT.outputs("{machine}", "{bench}", "{n}"),
+            account=LAYOUT.account("{machine}", "{bench}", "{n}"),
+        threads: place.threads()
+        message:
+            "measure {wildcards.bench} with {wildcards.n} threads: {params.command}"
+        log:
+            LAYOUT.log("{machine}", "measure", "{bench}", "{n}"),
+        run:
+            spec = rule_bodies.with_ompt_tool(params.spec, MACHINES[wildcards.machine])
+            cells = rule_bodies.cell_names(measure_jobs())  # for the campaign's time left
+            shell(
+                "{PY} -m pinbench.measure --spec {spec:q} --placements {input.placements}"
+                " --journal {params.journal} --out {output.runs} --log {log}"
+                " --outputs {params.outputs} {params.explained}"
+                " --campaign-root {LAYOUT.root} --cells {cells}"
+                " --account {params.account}"
+            )

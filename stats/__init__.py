@@ -1,7 +1,0 @@
-"""pinbench statistics: per-cell descriptions, the Speedup-Test, the study's summary tables.
-
-- :mod:`stats.cells`: one cell's runs described (the one per-cell description);
-- :mod:`stats.speeduptest`: the Speedup-Test of Touati, Worms and Briais;
-- :mod:`stats.proportion`: the interval of "a of b benchmarks are faster";
-- :mod:`stats.tables`: every cell against the baseline, and Tables 1-3 of the pinning study.
-"""
