@@ -50,7 +50,7 @@ from pathlib import Path
 import yaml
 
 from pinbench.results.layout import Layout
-from pinbench.workflow import rules
+from pinbench.workflow import accounting
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 1.05
@@ -100,8 +100,8 @@ def main() -> int:
             shutil.rmtree(ROOT / layout.root, ignore_errors=True)
             wall, started, _ = call(extra, env)
             os.chdir(ROOT)
-            jobs = rules.job_timings(layout, started)
-            line = rules.where_time_went(jobs, started, wall)
+            jobs = accounting.job_timings(layout, started)
+            line = accounting.where_time_went(jobs, started, wall)
             again, _, _ = call(extra, env)
             print(f"{attempt + 1}. from scratch, {line}; load {os.getloadavg()[0]:.2f}",
                   flush=True)
@@ -116,7 +116,7 @@ def main() -> int:
 
 
 def _ratios(line: str) -> tuple[float, float] | None:
-    """The two ratios :func:`rules.where_time_went` printed."""
+    """The two ratios :func:`pinbench.workflow.accounting.where_time_went` printed."""
     marker = "the call took "
     if marker not in line:
         return None

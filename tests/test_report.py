@@ -156,7 +156,7 @@ def test_measurements_set_aside_are_shown_not_hidden(tmp_path):
     many finished runs it holds, both at the end of the campaign and in the report."""
     from pinbench.measure.journal import Journal
     from pinbench.results.layout import Layout
-    from pinbench.workflow.rule_bodies import set_aside
+    from pinbench.workflow.outcome import set_aside
     from pinbench.report.html_report import build_report
 
     layout = Layout(str(tmp_path / "c"))

@@ -54,3 +54,15 @@ def exit_without_waiting() -> None:
         if isinstance(thread, threading.Timer):
             thread.cancel()
     gc.freeze()
+
+
+def had_nothing_to_do(workflow) -> bool:
+    """Whether Snakemake's ``workflow`` executed and found nothing to be done (not a dry
+    run, not a job of a remote executor). Snakemake 9 builds its scheduler before it
+    checks the DAG, and returns with an empty DAG without running any hook."""
+    try:
+        return (getattr(workflow, "scheduler", None) is not None and workflow.dag is not None
+                and len(workflow.dag) == 0 and not workflow.dryrun
+                and workflow.is_main_process)
+    except Exception:  # another Snakemake's internals: say nothing rather than fail
+        return False

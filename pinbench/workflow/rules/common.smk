@@ -15,10 +15,9 @@ try:
     CHECKS_SINCE = system.Snapshot.now()
     from pinbench.results.layout import STATS_FILES, Layout
     from pinbench.seeding import derive_seed
-    from pinbench.workflow import campaign, config_file, rule_bodies
+    from pinbench.workflow import accounting, campaign, config_file, jobsettings, outcome
+    from pinbench.workflow import places, rule_bodies, session, tracecache
     from pinbench.workflow.building import generated_files
-    from pinbench.workflow import places
-    from pinbench.workflow.session import clear_stale_locks, exit_without_waiting
     from pinbench import topology
     from pinbench.stats import analyse as stats_analysis, models as stats_models
 except ImportError as exc:
@@ -57,7 +56,7 @@ EXPLAINED_OUTPUT = (
 PLANNED = [m for m in MACHINES.values() if not m.measure]
 # scalability models (rules/models.smk) when a measured machine has enough thread counts
 MODELLED = any(len(m.threads) >= stats_models.MIN_COUNTS for m in MEASURED)
-clear_stale_locks()
+session.clear_stale_locks()
 STARTED = time.time()  # this call's jobs are the timings written since
 # the results by absolute path: at exit, Snakemake has left the working directory (-d)
 RESULTS = Layout(str(Path(LAYOUT.root).resolve()))
@@ -171,12 +170,12 @@ def print_summaries():
     for target in all_targets():
         if target.endswith(".txt") and Path(target).exists():
             print(f"\n== {target}\n{Path(target).read_text()}")
-    for line in rule_bodies.set_aside(LAYOUT, [m.name for m in MEASURED]):
+    for line in outcome.set_aside(LAYOUT, [m.name for m in MEASURED]):
         print(f"WARNING: measurements set aside: {line}")
-    print(rule_bodies.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
-    print(rule_bodies.where_and_what(LAYOUT))
-    exit_without_waiting()
-    failed = rule_bodies.failed_cells(LAYOUT)
+    print(accounting.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
+    print(outcome.where_and_what(LAYOUT))
+    session.exit_without_waiting()
+    failed = outcome.failed_cells(LAYOUT)
     if failed:
         sys.exit(f"campaign failed: {len(failed)} cell(s) without a usable run: "
                  f"{'; '.join(failed[:3])}{' ...' if len(failed) > 3 else ''} "
@@ -194,9 +193,9 @@ def print_system_checks():
 def print_when_nothing_to_do():
     """At exit of a call that had nothing to do (Snakemake runs no hook then): where the
     results and the report are, and the campaign in one line."""
-    if rule_bodies.had_nothing_to_do(workflow):
-        print(rule_bodies.where_and_what(RESULTS), flush=True)
-        exit_without_waiting()
+    if session.had_nothing_to_do(workflow):
+        print(outcome.where_and_what(RESULTS), flush=True)
+        session.exit_without_waiting()
 
 
 atexit.register(print_when_nothing_to_do)

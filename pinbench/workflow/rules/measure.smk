@@ -21,7 +21,7 @@ for place in PLACES:
         resources:
             **place.resources(exclusive=True),
         params:
-            spec=lambda wildcards, input: rule_bodies.measure_spec(
+            spec=lambda wildcards, input: jobsettings.measure_spec(
                 config,
                 wildcards.machine,
                 wildcards.bench,
@@ -32,7 +32,7 @@ for place in PLACES:
                 MACHINES[wildcards.machine].threads,
             ),
             explained=explained_option,
-            command=lambda wildcards, input: rule_bodies.run_command(
+            command=lambda wildcards, input: jobsettings.run_command(
                 config, wildcards.bench, input.binary, int(wildcards.n)
             ),
             journal=LAYOUT.journal("{machine}", "{bench}", "{n}"),
@@ -44,8 +44,8 @@ for place in PLACES:
         log:
             LAYOUT.log("{machine}", "measure", "{bench}", "{n}"),
         run:
-            spec = rule_bodies.with_ompt_tool(params.spec, MACHINES[wildcards.machine])
-            cells = rule_bodies.cell_names(measure_jobs())  # for the campaign's time left
+            spec = jobsettings.with_ompt_tool(params.spec, MACHINES[wildcards.machine])
+            cells = jobsettings.cell_names(measure_jobs())  # for the campaign's time left
             shell(
                 "{PY} -m pinbench.measure --spec {spec:q} --placements {input.placements}"
                 " --journal {params.journal} --out {output.runs} --log {log}"

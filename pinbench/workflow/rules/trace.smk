@@ -54,5 +54,5 @@ for place in PLACES:
         benchmark:
             LAYOUT.timing("trace", "{machine}", "{bench}", "{n}")
         run:
-            rule_bodies.check_on_node(MACHINES[wildcards.machine])
-            rule_bodies.trace_cell(config, wildcards, input[0], output.matrix, log[0])
+            places.check_on_node(MACHINES[wildcards.machine])
+            tracecache.trace_cell(config, wildcards, input[0], output.matrix, log[0])

@@ -1,0 +1,48 @@
+"""The trace rule, and the traces it keeps by what was traced, to reuse them."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+from pinbench.results.layout import Layout, sidecar_path
+from pinbench.trace.run import trace
+from pinbench.workflow import campaign
+
+
+def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> None:
+    """The trace rule: one traced run of a benchmark with N threads, its matrix and sidecar.
+
+    A trace of the same binary bytes with the same command, environment and settings is
+    not run again: its matrix is reused (:meth:`Layout.trace_cache`), because tracer counts
+    vary a little from run to run, and a placement made from another matrix could move
+    threads and so set measurements aside for nothing.
+    """
+    tracing = config["tracing"]
+    argv = campaign.run_argv(config, wildcards.bench, binary, int(wildcards.n), traced=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} | config["env"] | \
+        config["benchmarks"][wildcards.bench]["env"]
+    key = hashlib.sha256(json.dumps(
+        [hashlib.sha256(Path(binary).read_bytes()).hexdigest(), argv[1:], env, wildcards.n,
+         tracing], sort_keys=True).encode()).hexdigest()[:16]
+    cached = Path(Layout.of(config["campaign"]).trace_cache(
+        wildcards.machine, wildcards.bench, wildcards.n, key))
+    with open(log, "w") as out:
+        if cached.is_file() and sidecar_path(cached).is_file():
+            print(f"same binary, command and tracer settings as the trace in {cached}: "
+                  "its matrix is reused", file=out)
+        else:
+            sidecar = trace(argv, int(wildcards.n), matrix, tracing["tracer"], tracing["weight"],
+                            tracing["line_bytes"], env=env, stdout=out, stderr=out,
+                            timeout=tracing["timeout_s"],
+                            exit_status=config["benchmarks"][wildcards.bench]["exit_status"])
+            for warning in sidecar.get("warnings", []):
+                print(f"trace {wildcards.bench} t{wildcards.n}: WARNING: {warning}", flush=True)
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            for source, target in ((matrix, cached), (sidecar_path(matrix), sidecar_path(cached))):
+                shutil.copyfile(source, target)
+            return
+    for source, target in ((cached, matrix), (sidecar_path(cached), sidecar_path(matrix))):
+        shutil.copyfile(source, target)
