@@ -1,9 +1,13 @@
-"""The layout's promises: the measuring process loads no placement algorithm, and each fact
-(a strategy name, the results layout, the runs table) has one home."""
+"""The layout's promises: the measuring process loads no placement algorithm, a Snakemake call
+loads no numerical library of pinbench's, and each fact (a strategy name, the results layout,
+the runs table) has one home."""
 import json
 import os
 import subprocess
 import sys
+
+import yaml
+from conftest import ROOT
 
 from pinbench.place.record import make_placement
 from pinbench.place.registry import GRAPH as registry_graph
@@ -19,6 +23,9 @@ FORBIDDEN = {"networkx", "pymetis", "rustworkx", "numpy", "scipy", "matplotlib",
 #: pinbench packages it must not import either: it reads placement files, nothing more.
 FORBIDDEN_OWN = ("pinbench.graph", "pinbench.place", "pinbench.trace", "pinbench.workflow",
                  "pinbench.stats", "pinbench.report")
+#: What reading a campaign and the Snakefile (every Snakemake call) must not import: the
+#: libraries of the stages, imported by the rules that run them.
+NUMERICAL = FORBIDDEN - {"snakemake"}
 
 
 def imported_modules(stderr: str) -> set[str]:
@@ -54,6 +61,54 @@ def test_the_measuring_process_imports_no_placement_algorithm(spin_binaries, tmp
     assert heavy == [], f"the measuring process imported {heavy[:10]}"
     own = sorted(m for m in modules if m.startswith(FORBIDDEN_OWN))
     assert own == [], f"the measuring process imported {own}"
+
+
+def numerical(modules: set[str]) -> set[str]:
+    """The modules of :data:`NUMERICAL` libraries among ``modules``."""
+    return {m for m in modules if m.split(".")[0] in NUMERICAL}
+
+
+def importtime(*args: str, cwd=None) -> set[str]:
+    """The modules a ``python -X importtime ARGS`` process imported (it must succeed)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True,
+                          text=True, timeout=600, cwd=cwd)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    return imported_modules(proc.stderr)
+
+
+def test_reading_a_campaign_imports_no_numerical_library():
+    """What ``pinbench run`` does before Snakemake starts, and the Snakefile at every call."""
+    code = ("import sys\nfrom pathlib import Path\nfrom pinbench.workflow import project\n"
+            "for path in sys.argv[1:]:\n    project.read_campaign(Path(path), Path.cwd())\n")
+    campaigns = [ROOT / "config" / "config.yaml", *(ROOT / "config" / "campaigns").glob("*.yaml")]
+    modules = importtime("-c", code, *map(str, campaigns), cwd=ROOT)
+    assert "pinbench.workflow.campaign" in modules
+    assert sorted(numerical(modules)) == []
+
+
+def test_a_snakemake_call_imports_no_numerical_library_of_its_own(tmp_path):
+    """A real ``pinbench run -n`` of a campaign with every kind of job (a measured and a
+    planned machine, graph strategies and their traces, explained runs) loads only the
+    numerical libraries that Snakemake loads by itself (its SLURM plugin loads NumPy, its
+    report plugin Jinja); and the pinbench modules it loads, imported alone, load none."""
+    campaign = {"campaign": "imports", "repetitions": 3, "explain": {"repetitions": 3},
+                "strategies": ["os", "random", "compact", "scatter", "lp-compact", "gp",
+                               "hierarchical"],
+                "machines": {"here": {"topology": "auto"}, "nehalem": {"topology": "nehalem"}},
+                "benchmarks": {"spin": {"source": str(ROOT / "tests" / "data" / "spin.c"),
+                                        "input": "5"}}}
+    (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(campaign))
+    run = importtime("-m", "pinbench", "run", "campaign.yaml", "-n", cwd=tmp_path)
+    assert "pinbench.workflow.rule_bodies" in run
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "Snakefile").write_text('rule all:\n    output: "x"\n'
+                                                '    shell: "touch {output}"\n')
+    own = importtime("-m", "snakemake", "-s", "own/Snakefile", "-d", "own", "-n", "--cores", "1",
+                     cwd=tmp_path)
+    assert sorted(numerical(run) - numerical(own)) == [], "pinbench's Snakefile imported these"
+    ours = sorted(m for m in run if m.split(".")[0] == "pinbench")
+    alone = importtime("-c", "".join(f"import {m}\n" for m in ours))
+    assert sorted(numerical(alone)) == [], "the modules the Snakefile imports import these"
 
 
 def test_the_registry_is_the_only_list_of_strategy_names():

@@ -132,17 +132,15 @@ def test_graph_strategies_need_tracing():
     assert campaign.traces(loaded) and not campaign.traces(load(base())[0])
 
 
-def test_snakemake_stops_with_one_line(tmp_path):
+def test_pinbench_run_stops_with_one_line(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("campaign: x\nmachines: {local: {topology: auto}}\n"
                    "benchmarks: {spin: {source: tests/data/spin.c, timeout_s: -1}}\n")
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-s", str(ROOT / "Snakefile"),
-                           "--configfile", str(bad), "-d", str(tmp_path)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 1
-    errors = [line for line in proc.stderr.splitlines() if "profile" not in line]
-    assert errors == ["config error: benchmarks.spin.timeout_s: -1 is less than or equal to "
-                      "the minimum of 0"], proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "pinbench", "run", str(bad), "-n"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2
+    assert (proc.stdout + proc.stderr).splitlines() == [
+        "config error: benchmarks.spin.timeout_s: -1 is less than or equal to the minimum of 0"]
 
 
 def test_the_default_campaign_and_the_examples_are_valid():
@@ -219,10 +217,3 @@ def test_declared_inputs_and_tree_are_what_the_build_reads_and_writes():
     assert campaign.build_command(loaded, "spin", "/b/x.traced", ("-T", "-L")).startswith(
         "cd /b/x.traced.tree && ")
 
-
-def test_the_least_repetitions_are_the_statistics_own():
-    """campaign.MIN_N is a copy (so reading a campaign imports no SciPy) of the Speedup-Test's."""
-    from pinbench.workflow import campaign
-    from pinbench.stats import speeduptest
-
-    assert campaign.MIN_N == speeduptest.MIN_N

@@ -108,6 +108,25 @@ def socket_slots(topo: Topology, pus: list[int]) -> list[list[int]]:
     return [group for group in groups if group]
 
 
+def socket_groups(topo: Topology, pus: list[int], sockets: int | None,
+                  n: int) -> list[list[int]]:
+    """The slots of the sockets to use: all, or the first ``sockets`` in tree order.
+
+    Raises PlacementError when the machine has fewer sockets (with slots among
+    ``pus``) than asked for, or when ``n`` threads do not fit on them.
+    """
+    groups = socket_slots(topo, pus)
+    if sockets is not None:
+        if sockets > len(groups):
+            raise PlacementError(f"{sockets} sockets asked for; {topo.source or 'the machine'} "
+                                 f"has {len(groups)} with PUs to use")
+        groups = groups[:sockets]
+    if n > sum(map(len, groups)):
+        raise PlacementError(f"{n} threads do not fit on {len(groups)} socket(s) "
+                             f"({sum(map(len, groups))} slots)")
+    return groups
+
+
 @dataclass(eq=False)
 class Domain:
     """The lowest object holding some slots, and how its children split them."""

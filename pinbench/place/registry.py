@@ -24,21 +24,32 @@ sockets (:func:`parse_strategy`).
 """
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import numpy as np
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from pinbench.place.domains import PlacementError
-from pinbench.place.hierarchical import hierarchical
 from pinbench.place.independent import compact, random_placement, scatter
-from pinbench.place.study import Memo, gp, gplp, lp_compact, lp_scatter, lpgp
-from pinbench.topology import Topology
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from pinbench.place.study import Memo
+    from pinbench.topology import Topology
 
 #: ``place(topology, threads, matrix, sockets, seed, memo)`` -> the PU of each thread; ``memo``
 #: shares steps between the strategies placed for one matrix (:class:`pinbench.place.study.Memo`).
-Placer = Callable[[Topology, int, np.ndarray | None, int | None, int, Memo], list[int]]
+Placer = Callable[["Topology", int, "np.ndarray | None", int | None, int, "Memo"], list[int]]
+
+
+def _graph(module: str) -> ModuleType:
+    """The module of the graph strategies (``study``, ``hierarchical``), imported when one
+    places threads: it loads NumPy, METIS and rustworkx, which looking a name up (reading a
+    campaign) does not need."""
+    return importlib.import_module(f"pinbench.place.{module}")
 
 
 @dataclass(frozen=True)
@@ -64,17 +75,19 @@ STRATEGIES: dict[str, Strategy] = {strategy.name: strategy for strategy in (
     Strategy("scatter", lambda topo, n, matrix, sockets, seed, memo: scatter(topo, n),
              wraps=True),
     Strategy("lp-compact", lambda topo, n, matrix, sockets, seed, memo:
-             lp_compact(topo, matrix, memo), needs_matrix=True),
+             _graph("study").lp_compact(topo, matrix, memo), needs_matrix=True),
     Strategy("lp-scatter", lambda topo, n, matrix, sockets, seed, memo:
-             lp_scatter(topo, matrix, memo), needs_matrix=True),
-    Strategy("gp", lambda topo, n, matrix, sockets, seed, memo: gp(topo, matrix, seed, memo),
-             needs_matrix=True),
+             _graph("study").lp_scatter(topo, matrix, memo), needs_matrix=True),
+    Strategy("gp", lambda topo, n, matrix, sockets, seed, memo:
+             _graph("study").gp(topo, matrix, seed, memo), needs_matrix=True),
     Strategy("lpgp", lambda topo, n, matrix, sockets, seed, memo:
-             lpgp(topo, matrix, sockets, seed, memo), needs_matrix=True, takes_sockets=True),
+             _graph("study").lpgp(topo, matrix, sockets, seed, memo), needs_matrix=True,
+             takes_sockets=True),
     Strategy("gplp", lambda topo, n, matrix, sockets, seed, memo:
-             gplp(topo, matrix, sockets, seed, memo), needs_matrix=True, takes_sockets=True),
+             _graph("study").gplp(topo, matrix, sockets, seed, memo), needs_matrix=True,
+             takes_sockets=True),
     Strategy("hierarchical", lambda topo, n, matrix, sockets, seed, memo:
-             hierarchical(topo, matrix, seed, memo), needs_matrix=True),
+             _graph("hierarchical").hierarchical(topo, matrix, seed, memo), needs_matrix=True),
 )}
 #: Every name without a socket count, in the order above.
 NAMES = tuple(STRATEGIES)

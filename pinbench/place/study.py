@@ -60,7 +60,7 @@ import numpy as np
 from pinbench.graph.matching import thread_pairs
 from pinbench.graph.partition import fits, partition
 from pinbench.place.domains import (PlacementError, domain_tree, rank_path, scatter_order,
-                                    sharing_groups, slots, socket_slots)
+                                    sharing_groups, slots, socket_groups)
 from pinbench.topology import Topology
 
 Pairing = tuple[list[tuple[int, int]], int | None]
@@ -201,25 +201,6 @@ def _unit_matrix(matrix: np.ndarray, units: list[list[int]]) -> np.ndarray:
     starts = np.cumsum([0] + [len(unit) for unit in units[:-1]])
     rows = np.add.reduceat(np.asarray(matrix)[order], starts, axis=0)
     return np.add.reduceat(rows[:, order], starts, axis=1)
-
-
-def socket_groups(topo: Topology, pus: list[int], sockets: int | None,
-                  n: int) -> list[list[int]]:
-    """The slots of the sockets to use: all, or the first ``sockets`` in tree order.
-
-    Raises PlacementError when the machine has fewer sockets (with slots among
-    ``pus``) than asked for, or when ``n`` threads do not fit on them.
-    """
-    groups = socket_slots(topo, pus)
-    if sockets is not None:
-        if sockets > len(groups):
-            raise PlacementError(f"{sockets} sockets asked for; {topo.source or 'the machine'} "
-                                 f"has {len(groups)} with PUs to use")
-        groups = groups[:sockets]
-    if n > sum(map(len, groups)):
-        raise PlacementError(f"{n} threads do not fit on {len(groups)} socket(s) "
-                             f"({sum(map(len, groups))} slots)")
-    return groups
 
 
 def _capacities(groups: list[list[int]], sizes: list[int]) -> list[int]:

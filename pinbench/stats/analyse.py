@@ -33,9 +33,9 @@ from pinbench.place.symmetry import canonical_form
 from pinbench.results.layout import STATS_FILES
 from pinbench.results.runs import RunRecord, read_runs
 from pinbench.topology import Topology, TopologyError, load
-from pinbench.stats.drift import drift
-from pinbench.stats.tables import CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table, tables_text
-from pinbench.stats.verdicts import cell_verdict
+
+# The statistics themselves (drift, tables, verdicts: SciPy) are imported by the functions that
+# compute them: the workflow reads FORMAT and the verdicts files at every call.
 
 #: The version of the files' columns: the workflow passes it to the analysis as a parameter,
 #: so results analysed by an older pinbench are analysed again (Snakemake's params trigger).
@@ -59,6 +59,9 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     ``noisy_runs``: the runs during which other processes used more than ``quiet_threshold``
     of the CPUs (the campaign's ``quiet.threshold``).
     """
+    from pinbench.stats.drift import drift
+    from pinbench.stats.verdicts import cell_verdict
+
     trees = topologies or {}
 
     def key(machine: str, pus: tuple[int, ...]):
@@ -93,6 +96,9 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
 
     ``order``: the campaign's strategies (the first of identical ones names the experiment).
     """
+    from pinbench.stats.tables import (CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table,
+                                       tables_text)
+
     records = read_runs([runs_csv])
     cells = cell_table(records, baseline, confidence, seed)
     summary = summary_table(cells, baseline, confidence, benchmark_weights)

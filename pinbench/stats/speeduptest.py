@@ -33,7 +33,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-MIN_N = 3
+from pinbench.stats.sample_size import MIN_N
+
 SMALL_N = 30               # protocol: a failed shape check is binding up to this size
 SHAPIRO_MAX_N = 5000       # R's shapiro.test refuses larger samples
 IDENTICAL_RANGE = 1e-10    # R's shapiro.test: "all 'x' values are identical" below this range

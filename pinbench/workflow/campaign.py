@@ -18,10 +18,10 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from pinbench.place.domains import PlacementError, slots, socket_slots
+from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
 from pinbench.place.registry import WRAPPING, needs_matrix, parse_strategy
-from pinbench.place.study import socket_groups
 from pinbench.results.layout import Layout
+from pinbench.stats.sample_size import MIN_N
 from pinbench.topology import Topology, TopologyError, is_synthetic, load
 from pinbench.workflow.params import ParamsError, expand as expand_params
 
@@ -29,10 +29,6 @@ from pinbench.workflow.params import ParamsError, expand as expand_params
 SCHEMA = Path(__file__).resolve().parent / "schemas" / "campaign.schema.yaml"
 #: The machine presets of the pinning study (``topology: nehalem``...), one YAML file each.
 PRESETS = Path(__file__).resolve().parent / "presets"
-#: The least repetitions the statistics take: ``pinbench.stats.speeduptest.MIN_N`` (its Shapiro-Wilk
-#: test needs 3), kept here so that reading a campaign does not import SciPy (about 0.5-1 s of
-#: every Snakemake call); tests/test_campaign.py checks that the two agree.
-MIN_N = 3
 
 #: Variables the launcher owns; a campaign may not set them.
 RESERVED_ENV = frozenset({"OMP_NUM_THREADS", "OMP_PLACES", "OMP_PROC_BIND",
@@ -223,7 +219,7 @@ def _check_derived_names(config: dict) -> None:
 
 
 def _check_repetitions(config: dict) -> None:
-    """Enough runs per strategy for the statistics (stats/speeduptest.py, ``MIN_N``)."""
+    """Enough runs per strategy for the statistics (:data:`MIN_N`, the Speedup-Test's least sample)."""
     if config["repetitions"] < MIN_N:
         raise ConfigError(f"repetitions: {config['repetitions']} runs per strategy are too few; "
                           f"the Speedup-Test needs at least {MIN_N} (its Shapiro-Wilk test of "

@@ -6,6 +6,9 @@ inputs and the campaign config into a call of the stage that does the work. Besi
 :mod:`~pinbench.workflow.jobsettings` (a measurement job's settings),
 :mod:`~pinbench.workflow.tracecache` (the trace rule), :mod:`~pinbench.workflow.accounting`
 and :mod:`~pinbench.workflow.outcome` (what a call prints at its end).
+
+The Snakefile imports these modules at every call, so a stage that loads NumPy or SciPy is
+imported by the function that runs it (tests/test_architecture.py).
 """
 from __future__ import annotations
 
@@ -14,7 +17,6 @@ from pathlib import Path
 
 from pinbench.measure import environment
 from pinbench.measure.system import Snapshot
-from pinbench.place.record import write_placements
 from pinbench.results.layout import Layout, placement_key
 from pinbench.results.placements import placement_line, read_placement
 from pinbench.results.runs import read_runs, write_runs
@@ -50,6 +52,8 @@ def alternatives(names) -> str:
 
 def place(inputs, wildcards, params, outputs, log: str) -> None:
     """The placement rule: every strategy's file for one (machine, benchmark, threads)."""
+    from pinbench.place.record import write_placements  # NumPy, and the graph strategies'
+
     matrix = Path(inputs.matrix) if hasattr(inputs, "matrix") else None
     write_placements(inputs.topology, int(wildcards.n), params.strategies,
                      [Path(path) for path in outputs], params.seed, params.repetitions,

@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 from pinbench.results.layout import Layout, sidecar_path
-from pinbench.trace.run import trace
 from pinbench.workflow import campaign
 
 
@@ -20,6 +19,8 @@ def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> N
     vary a little from run to run, and a placement made from another matrix could move
     threads and so set measurements aside for nothing.
     """
+    from pinbench.trace.run import trace  # NumPy: imported by the rule, not by the Snakefile
+
     tracing = config["tracing"]
     argv = campaign.run_argv(config, wildcards.bench, binary, int(wildcards.n), traced=True)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} | config["env"] | \

@@ -18,7 +18,6 @@ try:
     from pinbench.workflow import accounting, campaign, config_file, jobsettings, outcome
     from pinbench.workflow import places, rule_bodies, session, tracecache
     from pinbench.workflow.building import generated_files
-    from pinbench import topology
     from pinbench.stats import analyse as stats_analysis, models as stats_models
 except ImportError as exc:
     sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
