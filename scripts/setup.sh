@@ -66,9 +66,7 @@ if [ ! -f .venv-extrap/.installed ] || [ requirements-extrap.txt -nt .venv-extra
   .venv-extrap/bin/pip install -q --disable-pip-version-check -r requirements-extrap.txt
   touch .venv-extrap/.installed
 fi
-# Snakemake reads --configfile before the Snakefile runs: this start-up hook of Snakemake's
-# processes makes it read campaign files with pinbench's loader, which refuses a bad file in one
-# line (affinity/workflow/config_file.py). Copied each time, so an older .venv gets it too.
+# Older set-ups copied a start-up hook into .venv that replaced Snakemake's config reader;
+# pinbench no longer changes Snakemake (`pinbench run` reads a campaign strictly itself).
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-cmp -s scripts/pinbench-snakemake.pth "$site/pinbench-snakemake.pth" ||
-  cp scripts/pinbench-snakemake.pth "$site/pinbench-snakemake.pth"
+rm -f "$site/pinbench-snakemake.pth"

@@ -1,8 +1,10 @@
-"""Malformed campaign files: each refused with one line, through the loader and the real `snakemake`.
+"""Malformed campaign files: each refused with one line by the real `pinbench run`, and what
+plain `snakemake` says of them.
 
 tests/data/bad_configs/ holds one file per class of mistake (BAD_CONFIGS says what each must
 say); a few more are made here (too large, too long a number); the fuzz test mutates every
-valid campaign of config/ and checks that each mutant validates or raises ConfigError.
+valid campaign of config/ and checks that each mutant validates or raises ConfigError, and
+that Snakemake's validate() (plain `snakemake`) accepts every campaign pinbench accepts.
 """
 import copy
 import json
@@ -10,12 +12,13 @@ import math
 import random
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import ROOT
+
+from snakemake.utils import validate
 
 from pinbench.workflow import campaign, config_file
 
@@ -74,16 +77,25 @@ def refusal(path: Path) -> str:
     return str(info.value)
 
 
+def pinbench_run(path: Path, *args: str) -> subprocess.CompletedProcess:
+    """`pinbench run CAMPAIGN -n` in the repository (the campaigns' relative paths are read
+    from there)."""
+    return subprocess.run([sys.executable, "-m", "pinbench", "run", str(path), "-n", *args],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
 def test_every_bad_config_has_its_expected_message():
     assert sorted(p.name for p in BAD.glob("*.yaml")) == sorted(BAD_CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(BAD_CONFIGS))
-def test_a_bad_config_is_refused_in_one_line(name):
+def test_pinbench_run_refuses_a_bad_config_in_one_line(name):
     path = BAD / name
-    message = refusal(path)
-    assert message.startswith(BAD_CONFIGS[name].replace("{file}", str(path))), message
-    assert len(message.splitlines()) == 1
+    proc = pinbench_run(path)
+    lines = (proc.stdout + proc.stderr).splitlines()
+    expected = "config error: " + BAD_CONFIGS[name].replace("{file}", str(path))
+    assert proc.returncode == 2 and len(lines) == 1, proc.stdout + proc.stderr
+    assert lines[0].startswith(expected), lines[0]
 
 
 def test_a_file_above_the_size_limit_is_refused_before_it_is_read(tmp_path):
@@ -91,8 +103,11 @@ def test_a_file_above_the_size_limit_is_refused_before_it_is_read(tmp_path):
     with huge.open("wb") as handle:  # 40 MB, sparse: nothing is written but the size
         handle.write(b"campaign: huge\n")
         handle.truncate(40 << 20)
-    assert refusal(huge) == (f"{huge}: 41943040 bytes; a campaign file may have at most "
-                             "1048576 bytes (1 MiB)")
+    proc = pinbench_run(huge)
+    assert proc.returncode == 2
+    assert (proc.stdout + proc.stderr).splitlines() == [
+        f"config error: {huge}: 41943040 bytes; a campaign file may have at most 1048576 bytes "
+        "(1 MiB)"], proc.stderr
 
 
 def test_other_things_yaml_refuses_come_out_in_one_line(tmp_path):
@@ -122,63 +137,55 @@ def test_json_and_a_byte_order_mark_are_read(tmp_path):
     assert config_file.load(with_bom) == campaign.default_config(ROOT)
 
 
-# --- through the real snakemake ---------------------------------------------------------------
+# --- plain snakemake ---------------------------------------------------------------------------
 
-def test_the_snakemake_hook_is_installed_in_this_python():
-    """scripts/setup.sh copies the start-up hook into the virtual environment."""
-    installed = Path(sysconfig.get_paths()["purelib"]) / "pinbench-snakemake.pth"
-    assert installed.is_file(), "run scripts/setup.sh: it installs the hook"
-    assert installed.read_text() == (ROOT / "scripts" / "pinbench-snakemake.pth").read_text()
-
-
-def snakemake(config: Path, workdir: Path, *args: str, hooked: bool = True):
-    """`snakemake -n --configfile CONFIG`, started as `python -m snakemake` (the pinbench hook
-    loads the file) or, unhooked, through snakemake.cli.main (Snakemake's own reader)."""
-    start = ["-m", "snakemake"] if hooked else [
-        "-c", "import sys; from snakemake.cli import main; sys.argv[0] = 'sm'; main()"]
-    command = [sys.executable, *start, "-s", str(ROOT / "Snakefile"), "-d", str(workdir),
-               "--configfile", str(config), *args]
+def snakemake(config: Path, workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    """Plain `snakemake --configfile CONFIG` on the repository's Snakefile."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d",
+               str(workdir), "--configfile", str(config), *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=workdir)
 
 
-def one_line(proc) -> list[str]:
+def said(proc) -> list[str]:
     """What snakemake printed, but for the line saying it uses the workflow's profile."""
     return [line for line in (proc.stdout + proc.stderr).splitlines() if "profile" not in line]
 
 
 @pytest.mark.parametrize("name, args", [
-    ("unclosed-list.yaml", ["-n"]),
-    ("not-utf8.yaml", ["-n"]),
-    ("python-tag.yaml", []),  # plain snakemake: the profile's settings, every core
-    ("duplicate-key.yaml", ["--cores", "1"]),
-    ("missing-campaign.yaml", ["-n"]),
-    ("traced-name-collision.yaml", ["-n"]),
+    ("duplicate-key.yaml", ["-n"]),  # what Snakemake's reader lets through
+    ("nan-confidence.yaml", []),  # what no schema refuses; the profile's settings, every core
+    ("traced-name-collision.yaml", ["--cores", "1"]),  # beyond the schema
 ])
-def test_snakemake_refuses_a_bad_config_in_one_line_before_any_job(tmp_path, name, args):
+def test_plain_snakemake_refuses_in_one_line_what_its_reader_lets_through(tmp_path, name, args):
     proc = snakemake(BAD / name, tmp_path, *args)
     assert proc.returncode == 1
     expected = "config error: " + BAD_CONFIGS[name].replace("{file}", str(BAD / name))
-    lines = one_line(proc)
+    lines = said(proc)
     assert len(lines) == 1 and lines[0].startswith(expected), proc.stdout + proc.stderr
     assert not (tmp_path / "results").exists()
 
 
-def test_snakemake_refuses_a_huge_file_by_its_size(tmp_path):
-    huge = tmp_path / "huge.yaml"
-    huge.write_bytes(b"campaign: huge\nenv: {A: " + b"x" * (40 << 20) + b"}\n")
-    proc = snakemake(huge, tmp_path, "-n")
+@pytest.mark.parametrize("name, problem", [
+    ("missing-campaign.yaml", "ValidationError: 'campaign' is a required property"),
+    ("huge-timeout.yaml", "ValidationError: 1e+300 is greater than the maximum of 604800"),
+])
+def test_plain_snakemake_refuses_a_schema_error_by_its_validate(tmp_path, name, problem):
+    """The Snakefile checks the schema with Snakemake's validate(): its message, many lines
+    (`pinbench run` says it in one)."""
+    proc = snakemake(BAD / name, tmp_path, "-n")
+    out = proc.stdout + proc.stderr
     assert proc.returncode == 1
-    assert one_line(proc) == [f"config error: {huge}: {huge.stat().st_size} bytes; a campaign "
-                              "file may have at most 1048576 bytes (1 MiB)"], proc.stderr
+    assert "Error validating config file." in out and problem in out, out
+    assert "Traceback" not in out
+    assert not (tmp_path / "results").exists()
 
 
-def test_without_the_hook_the_snakefile_still_refuses_what_snakemake_read(tmp_path):
-    """A Snakemake not started through pinbench's hook reads the file itself; the Snakefile
-    reads it again strictly (duplicate keys are what Snakemake's reader lets through)."""
-    proc = snakemake(BAD / "duplicate-key.yaml", tmp_path, "-n", hooked=False)
+def test_plain_snakemake_says_in_its_words_what_its_reader_stops_at(tmp_path):
+    """Snakemake reads --configfile before any line of the Snakefile runs."""
+    proc = snakemake(BAD / "unclosed-list.yaml", tmp_path, "-n")
     assert proc.returncode == 1
-    assert one_line(proc) == ["config error: " + BAD_CONFIGS["duplicate-key.yaml"].replace(
-        "{file}", str(BAD / "duplicate-key.yaml"))], proc.stderr
+    assert "Config file is not valid JSON or YAML" in proc.stdout + proc.stderr, proc.stderr
+    assert not (tmp_path / "results").exists()
 
 
 # --- fuzz -------------------------------------------------------------------------------------
@@ -233,6 +240,7 @@ def mutate(config: dict, rng: random.Random) -> tuple[dict, str]:
 @pytest.mark.parametrize("source", VALID, ids=lambda p: p.name)
 def test_mutated_valid_configs_validate_or_raise_one_config_error(source, monkeypatch):
     original = config_file.load(source)
+    validate(copy.deepcopy(original), str(campaign.SCHEMA), set_default=False)
     rng = random.Random(f"pinbench {source.name}")
     outcomes = {"valid": 0, "refused": 0}
     for _ in range(60):
@@ -245,8 +253,10 @@ def test_mutated_valid_configs_validate_or_raise_one_config_error(source, monkey
                                    lines[k] + " [", lines[0]])
             text, what = "\n".join(lines) + "\n", what + f" and line {k + 1} damaged"
         try:
-            campaign.load_campaign(config_file.parse(text, "mutant.yaml"), ROOT)
+            parsed = config_file.parse(text, "mutant.yaml")
+            campaign.load_campaign(copy.deepcopy(parsed), ROOT)
             outcomes["valid"] += 1
+            validate(parsed, str(campaign.SCHEMA), set_default=False)  # plain snakemake's check
         except campaign.ConfigError as exc:
             assert len(str(exc).splitlines()) == 1, (what, str(exc))
             outcomes["refused"] += 1

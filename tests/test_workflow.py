@@ -158,20 +158,6 @@ def test_snakemake_lint_is_clean(tmp_path):
     assert "Lints for" not in lint.stdout + lint.stderr, lint.stdout + lint.stderr
 
 
-def test_a_finished_call_exits_without_waiting_for_the_schedulers_timer():
-    """Snakemake's scheduler leaves a rate-limit ``threading.Timer`` behind (here: a long
-    one): once the call's work is done, the process exits without waiting for it."""
-    code = ("import threading, time\n"
-            "from pinbench.workflow.session import exit_without_waiting\n"
-            "threading.Timer(60, lambda: None).start()\n"
-            "exit_without_waiting()\n")
-    started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert time.monotonic() - started < 30
-
-
 def test_study_machines_are_planned_without_running_anything(tmp_path):
     """The example campaign on the study presets computes and prints every placement."""
     work = tmp_path

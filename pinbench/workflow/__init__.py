@@ -4,7 +4,7 @@
   its build and run commands;
 - :mod:`~pinbench.workflow.config_file`: a campaign file read strictly (YAML syntax, size,
   encoding, duplicate keys), each problem one line;
-- :mod:`~pinbench.workflow.snakemake_hook`: Snakemake reads ``--configfile`` with that reader;
 - :mod:`~pinbench.workflow.rule_bodies`: the body of each rule of ``rules/*.smk``;
-- :mod:`~pinbench.workflow.session`: one pinbench Snakemake per folder, stale locks cleared.
+- :mod:`~pinbench.workflow.snakemake_adapter`: what the Snakefile relies on inside Snakemake
+  (stale locks cleared, the exit not kept waiting, a call that had nothing to do).
 """

@@ -8,11 +8,12 @@ tags beyond plain YAML (``!!python/object``...), an empty file, and a top
 level that is not a mapping. Each raises :class:`ConfigError` naming the file
 and, where there is one, the line and column.
 
-Snakemake's command line reads ``--configfile`` before any line of the
-Snakefile runs: :mod:`pinbench.workflow.snakemake_hook` makes it call
-:func:`load`. ``rules/common.smk`` reads the files again with :func:`load`, so
-a Snakemake started without the hook still refuses what :func:`load` refuses
-(but for what Snakemake's own reader stops at first, in its own words).
+``pinbench run`` and ``pinbench plan`` read the campaign with :func:`load` before
+Snakemake starts, so every bad file is one line. Plain ``snakemake`` reads
+``--configfile`` with its own reader before any line of the Snakefile runs, and
+reports what that reader stops at in its own words; ``rules/common.smk`` then
+reads the files again with :func:`load`, so what Snakemake's reader lets through
+(a duplicate key...) is still refused in one line.
 """
 from __future__ import annotations
 

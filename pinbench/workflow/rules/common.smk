@@ -1,11 +1,16 @@
 # Validates the campaign before any job runs, and holds every input function.
-# Every path comes from the one layout of the results (pinbench/results/layout.py).
+# Every path comes from the one layout of the results (pinbench/results/layout.py). What this
+# file needs of Snakemake's internals, it asks pinbench.workflow.snakemake_adapter; what it
+# imports loads no numerical library (NumPy, SciPy...): the rules import their stages when
+# they run (tests/test_architecture.py).
 import atexit
 import os
 import shlex
 import sys
 import time
 from pathlib import Path
+
+from snakemake.utils import validate
 
 try:
     from pinbench.measure import system
@@ -16,7 +21,7 @@ try:
     from pinbench.results.layout import STATS_FILES, Layout
     from pinbench.seeding import derive_seed
     from pinbench.workflow import accounting, campaign, config_file, jobsettings, outcome
-    from pinbench.workflow import places, rule_bodies, session, tracecache
+    from pinbench.workflow import places, rule_bodies, snakemake_adapter, tracecache
     from pinbench.workflow.building import generated_files
     from pinbench.stats import analyse as stats_analysis, models as stats_models
 except ImportError as exc:
@@ -25,13 +30,21 @@ except ImportError as exc:
 
 #: The project: relative paths of a campaign are read from here (``pinbench run`` names the
 #: directory it was started in; plain ``snakemake``, the main Snakefile's).
-PROJECT = Path(os.environ.get("PINBENCH_PROJECT") or workflow.basedir)
+PROJECT = Path(os.environ.get("PINBENCH_PROJECT") or snakemake_adapter.main_directory(workflow))
+CONFIG_FILES = snakemake_adapter.config_files(workflow)
 # no --configfile: the project's default campaign, with any --config on top
-if "campaign" not in config and not workflow.overwrite_configfiles:
+if "campaign" not in config and not CONFIG_FILES:
     config = campaign.default_config(PROJECT) | config
+# Snakemake has read the --configfile files with its own reader (and stopped, in its own
+# words, at what that reader refuses); read again strictly, what it let through (a duplicate
+# key...) is refused in one line. Then the schema, by Snakemake's validate() (its message;
+# the defaults are filled by load_campaign alone), and the checks no schema makes, one line
+# each. `pinbench run` reads the campaign strictly before Snakemake starts: one line for any
+# bad file.
 try:
-    for path in workflow.overwrite_configfiles:  # read again strictly, in case Snakemake
-        config_file.load(path)  # was not started through pinbench's hook (config_file.py)
+    for path in CONFIG_FILES:
+        config_file.load(path)
+    validate(config, campaign.SCHEMA, set_default=False)
     config, MACHINES = campaign.load_campaign(config, PROJECT)
 except campaign.ConfigError as exc:
     sys.exit(f"config error: {exc}")
@@ -55,7 +68,7 @@ EXPLAINED_OUTPUT = (
 PLANNED = [m for m in MACHINES.values() if not m.measure]
 # scalability models (rules/models.smk) when a measured machine has enough thread counts
 MODELLED = any(len(m.threads) >= stats_models.MIN_COUNTS for m in MEASURED)
-session.clear_stale_locks()
+snakemake_adapter.clear_stale_locks()
 STARTED = time.time()  # this call's jobs are the timings written since
 # the results by absolute path: at exit, Snakemake has left the working directory (-d)
 RESULTS = Layout(str(Path(LAYOUT.root).resolve()))
@@ -173,7 +186,7 @@ def print_summaries():
         print(f"WARNING: measurements set aside: {line}")
     print(accounting.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
     print(outcome.where_and_what(LAYOUT))
-    session.exit_without_waiting()
+    snakemake_adapter.exit_without_waiting()
     failed = outcome.failed_cells(LAYOUT)
     if failed:
         sys.exit(f"campaign failed: {len(failed)} cell(s) without a usable run: "
@@ -192,9 +205,9 @@ def print_system_checks():
 def print_when_nothing_to_do():
     """At exit of a call that had nothing to do (Snakemake runs no hook then): where the
     results and the report are, and the campaign in one line."""
-    if session.had_nothing_to_do(workflow):
+    if snakemake_adapter.had_nothing_to_do(workflow):
         print(outcome.where_and_what(RESULTS), flush=True)
-        session.exit_without_waiting()
+        snakemake_adapter.exit_without_waiting()
 
 
 atexit.register(print_when_nothing_to_do)

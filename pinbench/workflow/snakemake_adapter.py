@@ -1,0 +1,96 @@
+"""What pinbench's Snakefile relies on inside Snakemake, beyond its documented API: one module.
+
+``rules/common.smk`` calls these functions and reads nothing of Snakemake's internals itself;
+``tests/test_snakemake_adapter.py`` pins each assumption below against the installed
+Snakemake, so that an upgrade that breaks one fails there, naming it, rather than a campaign
+misbehaving quietly:
+
+- Snakemake's file persistence keeps its directory locks in :data:`STATE_DIR` as
+  :data:`LOCK_FILES` (``snakemake/persistence/file.py``: ``locks/<n>.input.lock`` and
+  ``locks/<n>.output.lock``), and refuses to start while one names its files
+  (:func:`clear_stale_locks`);
+- its scheduler's job rate limiter wakes it with a ``threading.Timer``
+  (``JobScheduler._schedule_reevalutation``), which outlives it (:func:`exit_without_waiting`);
+- the ``Workflow`` properties read: ``scheduler``, ``dag``, ``dryrun`` and
+  ``is_main_process`` (:func:`had_nothing_to_do`), ``overwrite_configfiles``
+  (:func:`config_files`) and ``basedir`` (:func:`main_directory`).
+"""
+from __future__ import annotations
+
+import fcntl
+import gc
+import os
+import threading
+from pathlib import Path
+
+#: Snakemake's state directory, in its working directory (``PersistenceBase``'s default).
+STATE_DIR = ".snakemake"
+#: Snakemake's lock files, in :data:`STATE_DIR`.
+LOCK_FILES = "locks/*.lock"
+#: The file every pinbench Snakemake holds an ``flock`` on, in :data:`STATE_DIR`.
+SESSION_LOCK = "pinbench-session.lock"
+
+_SESSION_LOCK: list[int] = []  # the open descriptor, held for the life of the process
+
+
+def clear_stale_locks(state_dir: str | os.PathLike = STATE_DIR) -> bool:
+    """Remove Snakemake's directory locks left by a killed run, so the next call resumes.
+
+    A Snakemake killed with SIGKILL leaves its locks behind, and the next call
+    would refuse to start until ``--unlock``. Every pinbench Snakemake holds an
+    ``flock`` on :data:`SESSION_LOCK` for its whole life (the kernel drops it
+    when the process dies), so when this process can take it, no other pinbench
+    Snakemake is alive here and any lock left is stale. Returns True when locks
+    were removed. A Snakemake that the SLURM executor started in a job
+    (``SLURM_JOB_ID``) is a step of the one that holds the session: it clears nothing.
+    """
+    if "SLURM_JOB_ID" in os.environ:
+        return False
+    state = Path(state_dir)
+    state.mkdir(exist_ok=True)
+    fd = os.open(state / SESSION_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return False
+    _SESSION_LOCK.append(fd)
+    stale = list(state.glob(LOCK_FILES))
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return bool(stale)
+
+
+def exit_without_waiting() -> None:
+    """Spare a Snakemake whose work is done two waits at exit that do nothing for it.
+
+    Each time Snakemake's scheduler waits for a job it starts a ``threading.Timer`` that wakes
+    it a second later (its job rate limit, ``--max-jobs-per-timespan``): the last one
+    outlives the scheduler, and Python waits for it before exiting (up to a second). And at
+    exit Python's garbage collector walks every object of the call again (thousands of
+    modules, the DAG): frozen, they are left to the system, which frees the memory anyway.
+    Call it when the call's work and output are done (``onsuccess``, or a call that had
+    nothing to do).
+    """
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
+    gc.freeze()
+
+
+def had_nothing_to_do(workflow) -> bool:
+    """Whether Snakemake's ``workflow`` executed and found nothing to be done (not a dry
+    run, not a job of a remote executor). Snakemake 9 builds its scheduler before it
+    checks the DAG, and returns with an empty DAG without running any hook."""
+    return (workflow.scheduler is not None and workflow.dag is not None
+            and len(workflow.dag) == 0 and not workflow.dryrun and workflow.is_main_process)
+
+
+def config_files(workflow) -> list[str]:
+    """The campaign files given to Snakemake (``--configfile``), which it has read itself."""
+    return [str(path) for path in workflow.overwrite_configfiles]
+
+
+def main_directory(workflow) -> Path:
+    """The directory of the Snakefile Snakemake was started with (``-s``, or the one found)."""
+    return Path(workflow.basedir)
