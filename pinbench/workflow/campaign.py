@@ -2,6 +2,8 @@
 
 Every problem becomes one :class:`ConfigError` whose message names the field,
 e.g. ``benchmarks.triad.timeout_s: -1 is less than or equal to the minimum of 0``.
+Reading a campaign imports no numerical library (NumPy, SciPy, METIS...): ``pinbench run``
+and the Snakefile read one at every call (tests/test_architecture.py).
 """
 from __future__ import annotations
 
