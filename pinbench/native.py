@@ -39,8 +39,8 @@ libraries and used beside links to its stock tools, the OMPT folder points at th
 machine's libomp, the Pin tool needs a kit, and each absolute path would be the building
 machine's. An editable install needs the run-time check for stale helpers anyway.
 
-The build commands are those of the on-demand builds they replace: the same flags, so the
-same binaries.
+A recipe's flags are part of what was measured with its helper (the launcher's overhead:
+perf/launcher_overhead.py): change them only on purpose.
 """
 from __future__ import annotations
 
@@ -314,14 +314,6 @@ def built(name: str) -> Path:
     return path
 
 
-@contextlib.contextmanager
-def _lock(folder: Path):
-    """Serialise the setups of concurrent processes (test workers, parallel installs)."""
-    with open(folder / ".lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
 def _run(command: list[str], what: str, cwd: Path) -> None:
     """One build command; :class:`BuildFailed` with its first error line."""
     try:
@@ -354,9 +346,17 @@ def _build(helper: Helper, recipe: Recipe, target: Path) -> None:
         raise
 
 
-def _named(helper: Helper) -> str:
-    """The helper as setup's lines name it."""
-    return f"{helper.name} ({helper.what})"
+def _set_up(helper: Helper, folder: Path) -> tuple[dict, bool]:
+    """``helper`` built in ``folder`` unless its folder for the same sources and commands is
+    there: its manifest entry, and whether it was built now."""
+    recipe, sources = helper.recipe(), helper.digest()
+    key = hashlib.sha256(json.dumps([sources, recipe.commands, recipe.links]).encode())
+    target = folder / f"{helper.name}-{key.hexdigest()[:16]}"
+    now = not target.is_dir()
+    if now:
+        _build(helper, recipe, target)
+    return {"sources": sources, "path": f"{target.name}/{helper.output}",
+            "commands": list(map(shlex.join, recipe.commands)), "links": dict(recipe.links)}, now
 
 
 def setup(say: Callable[[str], None] = print) -> int:
@@ -368,37 +368,27 @@ def setup(say: Callable[[str], None] = print) -> int:
     folder = native_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        lock = open(folder / ".lock", "a")
     except OSError as exc:
-        say(f"pinbench setup: cannot create {folder}: {exc.strerror} "
+        say(f"pinbench setup: cannot write in {folder}: {exc.strerror} "
             f"(set {NATIVE_DIR_VARIABLE} to a writable folder)")
         return 1
     manifest, done, up_to_date, status = {}, [], [], 0
-    with _lock(folder):
+    with lock:  # concurrent setups (parallel installs, test workers) build once
+        fcntl.flock(lock, fcntl.LOCK_EX)
         for helper in HELPERS.values():
             try:
-                recipe = helper.recipe()
-                sources = helper.digest()
-                key = hashlib.sha256(json.dumps([sources, recipe.commands, recipe.links])
-                                     .encode()).hexdigest()[:16]
-                target = folder / f"{helper.name}-{key}"
-                if target.is_dir():
-                    up_to_date.append(helper.name)
-                else:
-                    _build(helper, recipe, target)
-                    done.append(helper.name)
+                manifest[helper.name], now = _set_up(helper, folder)
             except (Unavailable, BuildFailed) as exc:
                 manifest[helper.name] = {"not_built": str(exc)}
-                say(f"pinbench setup: not built: {_named(helper)}: {exc}")
+                say(f"pinbench setup: not built: {helper.name} ({helper.what}): {exc}")
                 if isinstance(exc, BuildFailed) or not helper.optional:
                     status = 1
                 continue
-            manifest[helper.name] = {"sources": sources, "path": f"{target.name}/{helper.output}",
-                                     "commands": list(map(shlex.join, recipe.commands)),
-                                     "links": dict(recipe.links)}
-        text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+            (done if now else up_to_date).append(helper.name)
         if read_manifest(folder) != manifest:
             written = folder / f".{MANIFEST}.{os.getpid()}"
-            written.write_text(text)
+            written.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
             os.replace(written, folder / MANIFEST)
         kept = {entry["path"].split("/")[0] for entry in manifest.values() if "path" in entry}
         for old in folder.iterdir():

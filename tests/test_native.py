@@ -197,6 +197,26 @@ def test_a_helper_this_machine_cannot_build_is_one_line_at_setup_and_at_run_time
                                 "pinbench setup")
 
 
+def test_a_helper_that_does_not_compile_is_one_line_with_the_compilers_error(tmp_path):
+    package, folder = copy_package(tmp_path), tmp_path / "native"
+    env = environment(folder, package)
+    with (package / "pinbench" / "graph" / "refinement.c").open("a") as handle:
+        handle.write("#error planted\n")
+    setup = run(env, "-m", "pinbench", "setup")
+    assert setup.returncode == 1
+    [line] = [line for line in setup.stdout.splitlines() if "refinement" in line]
+    assert line.startswith("pinbench setup: not built: refinement (the placement refinement): "
+                           "building the placement refinement failed (") and \
+        line.endswith("error: #error planted")
+    (tmp_path / "m.csv").write_text(PAIRS)
+    placed = run(env, "-m", "pinbench", "place", "--topology", TOPOLOGY, "--matrix",
+                 str(tmp_path / "m.csv"), "--strategy", "hierarchical")
+    assert placed.returncode == 2 and placed.stderr.startswith(
+        "pinbench: the placement refinement is not built: building the placement refinement "
+        "failed (") and placed.stderr.endswith("; then run pinbench setup\n")
+    assert len(placed.stderr.splitlines()) == 1
+
+
 def test_a_stale_helper_is_one_line_until_setup_builds_it_again(tmp_path, spin_binaries):
     package, folder = copy_package(tmp_path), tmp_path / "native"
     env = environment(folder, package)
