@@ -65,8 +65,9 @@ from pathlib import Path
 
 from pinbench.measure.job import Job, measure_one, run_environment
 from pinbench.measure.journal import Journal
-from pinbench.measure.launcher import Launcher, c_compiler
+from pinbench.measure.launcher import Launcher
 from pinbench.measure.outputs import Outputs
+from pinbench.native import c_compiler
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED_TARGET, WHOLE_TARGET = 1.05, 1.5

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from pinbench.measure.explain import explain_environment, read_record
-from pinbench.trace.build import build_ompt_tool
+from pinbench.trace.build import ompt_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ("pairs", "quads", "stencil", "triad", "falseshare", "array")
@@ -44,7 +44,7 @@ def main() -> int:
     parser.add_argument("--cc", default="gcc")
     parser.add_argument("--only", default="")
     args = parser.parse_args()
-    tool = build_ompt_tool()
+    tool = ompt_tool()
     benches = [b for b in BENCHMARKS if not args.only or b in args.only.split(",")]
     print(f"load average {os.getloadavg()[0]:.2f}; {args.runs} runs per variant, "
           f"{args.threads} threads, size {args.size}, built with {args.cc}", flush=True)

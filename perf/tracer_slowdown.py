@@ -52,7 +52,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pinbench.trace.build import build_tracer, traced_build_flags
+from pinbench.trace.build import built_tracer, traced_build_flags
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,11 +86,11 @@ def commands(bins, bench: str, args: list[str], scratch: Path, valgrind: bool, l
     runs = [("native", native, {}),
             ("tsan", [str(bins["tsan", bench]), *args], {"PINBENCH_TRACE_OUT": out})]
     if valgrind:
-        libdir = build_tracer("valgrind")
+        libdir = built_tracer("valgrind")
         runs.append(("valgrind", ["valgrind", "-q", "--tool=pinbench", f"--out={out}", *native],
                      {"VALGRIND_LIB": str(libdir), "OMP_WAIT_POLICY": "passive"}))
     if os.environ.get("PIN_ROOT"):
-        tool = build_tracer("pin")
+        tool = built_tracer("pin")
         runs.append(("pin", [str(Path(os.environ["PIN_ROOT"]) / "pin"), "-t", str(tool), "-o", out,
                              "--", *native], {}))
     if lackey:

@@ -4,6 +4,7 @@
     pinbench plan [CAMPAIGN.yaml] [SNAKEMAKE OPTIONS...]  every placement of every machine, no runs
     pinbench report [CAMPAIGN.yaml]                       the HTML report again, from the results
     pinbench place | trace | topology | matrix | system | remeasure | speeduptest | analyse ...
+    pinbench setup                                        build the C helpers (at install time)
     pinbench --version
 
 ``run`` and ``plan`` read the campaign with the strict reader first (a bad file is one line,
@@ -12,7 +13,9 @@ before Snakemake starts), then run pinbench's Snakemake workflow
 ``pinbench run my.yaml -n`` (show the jobs) or ``--executor slurm``. Relative paths of a
 campaign are read from the directory ``pinbench`` is started in (the project), where the
 results go too (``results/<campaign>/``). The stage commands are the tools each stage is
-made of, for use outside a campaign; ``pinbench COMMAND --help`` describes each.
+made of, for use outside a campaign; ``pinbench COMMAND --help`` describes each. ``setup``
+builds pinbench's C helpers (:mod:`pinbench.native`); a command that needs one that is not
+built, or out of date, says so in one line: ``pinbench: ...: run pinbench setup``.
 
 This module imports only the standard library at start: a command imports its stage when
 it runs, so ``pinbench --version`` stays quick.
@@ -35,6 +38,8 @@ TOOLS = {
     "speeduptest": ("pinbench.stats.speeduptest", "the Speedup-Test of two samples of times"),
     "analyse": ("pinbench.stats.analyse", "the statistics of a runs table"),
 }
+#: The installation's command: command -> (module with ``main(argv)``, one line of help).
+INSTALL = {"setup": ("pinbench.native", "build the C helpers: launcher, placement, tracers")}
 #: The workflow commands: command -> one line of help.
 WORKFLOW = {
     "run": "measure a campaign: build, trace, place, run, analyse, report",
@@ -51,6 +56,8 @@ def usage() -> str:
     lines += [f"  {name:<12} {text}" for name, text in WORKFLOW.items()]
     lines += ["", "stage tools:"]
     lines += [f"  {name:<12} {text}" for name, (_, text) in TOOLS.items()]
+    lines += ["", "installation:"]
+    lines += [f"  {name:<12} {text}" for name, (_, text) in INSTALL.items()]
     lines += ["", "  pinbench --version     the version and commit",
               "  pinbench COMMAND --help",
               "", "run and plan pass any other option to Snakemake (e.g. -n, --cores 4, "
@@ -70,14 +77,25 @@ def main(argv: list[str] | None = None) -> int:
 
         print(describe())
         return 0
-    if command in TOOLS:
-        module = importlib.import_module(TOOLS[command][0])
-        sys.argv[0] = f"pinbench {command}"
-        return module.main(rest) or 0
+    if command in TOOLS or command in INSTALL:
+        return _tool((TOOLS | INSTALL)[command][0], command, rest)
     if command in WORKFLOW:
         return _workflow(command, rest)
     print(f"pinbench: unknown command {command!r}\n\n{usage()}", file=sys.stderr)
     return 2
+
+
+def _tool(module_name: str, command: str, args: list[str]) -> int:
+    """A stage tool's ``main(args)``; a C helper it needs and does not find is one line."""
+    from pinbench.native import NotBuilt
+
+    module = importlib.import_module(module_name)
+    sys.argv[0] = f"pinbench {command}"
+    try:
+        return module.main(args) or 0
+    except NotBuilt as exc:
+        print(f"pinbench: {exc}", file=sys.stderr)
+        return 2
 
 
 def split_campaign(args: list[str]) -> tuple[Path | None, list[str]]:

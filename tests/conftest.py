@@ -1,4 +1,5 @@
-"""Shared fixtures: the repository root, compiled test programs, topology strings."""
+"""Shared fixtures: pinbench's C helpers, the repository root, compiled test programs,
+topology strings."""
 from __future__ import annotations
 
 import shutil
@@ -8,10 +9,19 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pinbench import native
 from pinbench.results.runs import RunRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def native_helpers() -> None:
+    """pinbench's C helpers, built as ``pinbench setup`` builds them (nothing when they are
+    up to date): the tests use the launcher, the placement's libraries and the tracers."""
+    said = []
+    assert native.setup(said.append) == 0, "\n".join(said)
 
 
 def preset(name: str) -> str:

@@ -27,7 +27,7 @@ from test_workflow import snakemake
 from pinbench.measure.explain import explain_environment, read_record
 from pinbench.measure.job import T1_RUN
 from pinbench.results.runs import read_runs
-from pinbench.trace.build import build_ompt_tool
+from pinbench.trace.build import ompt_tool
 from pinbench.workflow.campaign import ConfigError, load_campaign
 from pinbench.stats.explain import decompose, explain_table
 
@@ -114,7 +114,7 @@ def test_planted_work_inflation_is_recovered(tmp_path):
     """planted.c's INFLATE_MS: at 2 threads each thread works 100 ms more in each of 2 regions,
     work that a one-thread run does not do: F_P = 2 x 2 x 0.1 s; none without it."""
     binary = compile_c(Path(PLANTED), tmp_path / "planted")
-    tool = build_ompt_tool()
+    tool = ompt_tool()
     rows = []
     for name, inflate in (("inflated", "100"), ("plain", "0")):
         argv = [str(binary), "2", "0", "0", "0", "0", inflate]
@@ -135,7 +135,7 @@ def test_false_sharing_in_array_shows_as_work_inflation(tmp_path):
     0.13-0.39 with G = 1 on a quiet machine, 0.48-5.1 and -0.01-0.16 under load), so this
     checks only that the inflation is found where it is planted: positive with G = 8."""
     binary = compile_c(ROOT / "benchmarks" / "array.c", tmp_path / "array")
-    tool = build_ompt_tool()
+    tool = ompt_tool()
     argv = [str(binary), "M=65536", "L=1", "G=8", "R=1500"]
     [shared] = explain_table(explained_rows(argv, "array-8", tool, tmp_path, reps=5), [])
     assert shared["n"] == 5 and shared["F_P"] >= 0.2 * shared["T_1"], shared

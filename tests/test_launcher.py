@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from pinbench import compiled
 from pinbench.measure import launcher as launcher_module
 from pinbench.measure import verify
 from pinbench.measure.job import Job, measure_one, run_order
@@ -281,12 +280,6 @@ def test_a_dead_launcher_is_an_error_and_the_next_run_starts_another():
         first.run("/bin/true", ["true"], {}, 10, 100)
     result = run_once(["/bin/true"], base_environment(), 10)  # a fresh shared launcher
     assert result.exit_status == 0 and launcher_module.shared().pid != first.pid
-
-
-def test_without_a_c_compiler_the_launcher_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(compiled.shutil, "which", lambda name: None)
-    with pytest.raises(LauncherError, match="needs a C compiler.*gcc"):
-        launcher_module.c_compiler()
 
 
 def test_the_program_has_its_own_process_group_in_the_launchers_session():

@@ -44,6 +44,7 @@ import pytest
 import yaml
 from conftest import preset
 
+from pinbench import native
 from pinbench.graph.matrix import read_matrix
 from pinbench.place import registry
 from pinbench.place.record import make_placement
@@ -644,7 +645,7 @@ def test_print_flags_from_another_directory(tmp_path):
         assert len(lines) == 2 and lines[0].startswith("CFLAGS=") and lines[1].startswith("LDFLAGS=")
     cflags, ldflags = lines[0][len("CFLAGS="):], lines[1][len("LDFLAGS="):]
     assert "-fsanitize=thread" in cflags and "-fsanitize" not in ldflags
-    assert str(tb.BUILD / "libpinbench_tsan.a") in ldflags
+    assert str(native.built("tsan")) in ldflags
     (tmp_path / "x.c").write_text(
         "#include <omp.h>\n#include <stdio.h>\nstatic long a[4096];\n"
         "int main(void) {\n#pragma omp parallel\n"
@@ -739,19 +740,17 @@ def test_campaigns_trace_with_the_tracers_weights_and_default():
         WEIGHT_DEFINITIONS)
 
 
-def test_build_is_cached():
-    lib = tb.build_tracer("tsan")
-    before = lib.stat().st_mtime_ns
-    assert tb.build_tracer("tsan") == lib and lib.stat().st_mtime_ns == before
+def test_the_tracers_are_the_helpers_pinbench_setup_built():
+    assert tb.built_tracer("tsan") == native.built("tsan")
     with pytest.raises(tb.TraceError, match="unknown tracer"):
-        tb.build_tracer("dtrace")
+        tb.built_tracer("dtrace")
 
 
 # ------------------------------------------------------------------------------ Pin
 
 @pytest.mark.skipif(not os.environ.get("PIN_ROOT"), reason="PIN_ROOT is not set (no Intel Pin kit)")
 def test_pin_tool_recovers_pairs(bins, tmp_path):
-    tool = tb.build_tracer("pin")
+    tool = tb.built_tracer("pin")
     assert tool.is_file()
     n, args = VALGRIND_INPUTS["pairs"]
     csv = tmp_path / "m.csv"

@@ -28,7 +28,7 @@ affinity between parts, the *cut*, is as small as possible. Three stages:
    every item in decreasing order of gain, each re-checked against the current
    state. Gains are integers, so the cut strictly decreases and the search
    ends, at a partition no single move or swap improves. This stage runs in C
-   (``partition.c``, built on demand by :mod:`pinbench.compiled`): the same steps
+   (``partition.c``, built by ``pinbench setup``, :mod:`pinbench.native`): the same steps
    in the same order as the numpy version it replaced (issue 16).
 
 Time: METIS O(edges) plus, per refinement pass, O(n k) and O(n) per item
@@ -40,15 +40,13 @@ from __future__ import annotations
 import ctypes
 import functools
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pymetis
 
-from pinbench import compiled
+from pinbench import native
 from pinbench.graph.edges import METIS_BOUND, integer_matrix
 
-SOURCE = Path(__file__).resolve().parent / "partition.c"
 
 
 class PartitionError(ValueError):
@@ -144,8 +142,9 @@ def _refine(weights: np.ndarray, sizes: np.ndarray, caps: np.ndarray,
 
 @functools.lru_cache(maxsize=1)
 def _library() -> ctypes.CDLL:
-    """``partition.c``, built now if not yet, its entry point typed."""
-    lib = compiled.library(SOURCE, "the partition refinement", PartitionError)
+    """``partition.c`` as ``pinbench setup`` built it (:func:`pinbench.native.built`), loaded,
+    its entry point typed."""
+    lib = ctypes.CDLL(str(native.built("partition")))
     longs = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
     lib.refine_parts.argtypes = [ctypes.c_int, ctypes.c_int,
                                  np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS"),

@@ -44,8 +44,8 @@ search for classification and function approximation", NIPS 1994), here with
 a geometric extrapolation of the search's own gains instead of a statistical
 bound.
 
-**In C.** The search runs in ``refinement.c`` (built on demand by
-:mod:`pinbench.compiled`, called through ctypes): the same passes, the same order of
+**In C.** The search runs in ``refinement.c`` (built by ``pinbench setup``,
+:mod:`pinbench.native`, called through ctypes): the same passes, the same order of
 steps, the same ties (the lowest thread, partner and free slot first), so the same
 placements as the numpy version it replaced, checked on random matrices with free
 slots and races; a pass at 1,024 threads takes a few milliseconds where numpy's took
@@ -55,17 +55,15 @@ from __future__ import annotations
 
 import ctypes
 import functools
-from pathlib import Path
 
 import numpy as np
 
-from pinbench import compiled
+from pinbench import native
 
 #: Give up on a search whose J, after its passes' decreases extrapolated as a geometric
 #: series, would stay above the J to beat by more than this many times that extrapolation.
 GIVE_UP_MARGIN = 4.0
 
-SOURCE = Path(__file__).resolve().parent / "refinement.c"
 
 
 class RefinementError(RuntimeError):
@@ -136,8 +134,9 @@ def level_groups(costs: np.ndarray) -> list[np.ndarray]:
 
 @functools.lru_cache(maxsize=1)
 def _library() -> ctypes.CDLL:
-    """``refinement.c``, built now if not yet, its entry point typed."""
-    lib = compiled.library(SOURCE, "the placement refinement", RefinementError)
+    """``refinement.c`` as ``pinbench setup`` built it (:func:`pinbench.native.built`), loaded,
+    its entry point typed."""
+    lib = ctypes.CDLL(str(native.built("refinement")))
     ints, doubles = np.ctypeslib.ndpointer(np.int32), np.ctypeslib.ndpointer(np.float64)
     lib.refine.argtypes = [ctypes.c_int] * 3 + [doubles, ints, ints,
                                                 np.ctypeslib.ndpointer(np.uint8), ints,

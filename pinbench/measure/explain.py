@@ -1,10 +1,11 @@
 """Explained runs: a benchmark run under pinbench's OMPT tool, on LLVM's libomp.
 
 An explained run is a measurement job's run with the OMPT tool loaded
-(``pintools/ompt/pinbench_ompt.c``, built by :func:`pinbench.trace.build.build_ompt_tool`
-in the workflow, never here). It records, per OpenMP thread, the time in parallel regions,
-the waits of barriers, taskwait, taskgroup, locks and critical sections, and counts of
-regions, barriers and tasks, and writes them at the runtime's finalize as one JSON record.
+(``pintools/ompt/pinbench_ompt.c``, built by ``pinbench setup``, found by
+:func:`pinbench.trace.build.ompt_tool` in the workflow, never here). It records, per
+OpenMP thread, the time in parallel regions, the waits of barriers, taskwait, taskgroup,
+locks and critical sections, and counts of regions, barriers and tasks, and writes them at
+the runtime's finalize as one JSON record.
 
 Runtimes: LLVM's libomp implements OMPT, GCC's libgomp does not. libomp also implements
 libgomp's ABI, so a gcc-built program runs on libomp when ``LD_LIBRARY_PATH`` starts with a
@@ -32,7 +33,7 @@ REDIRECT_NOTE = "libgomp.so.1 redirected to libomp through LD_LIBRARY_PATH"
 def explain_environment(env: dict[str, str], tool: dict[str, str], out: str) -> dict[str, str]:
     """``env`` with the OMPT tool loaded and libgomp redirected to libomp.
 
-    ``tool``: what :func:`pinbench.trace.build.build_ompt_tool` returned (``tool``,
+    ``tool``: what :func:`pinbench.trace.build.ompt_tool` returned (``tool``,
     ``gomp_dir``); ``out``: where the tool writes the run's record.
 
     >>> env = explain_environment({"LD_LIBRARY_PATH": "/opt"}, {"tool": "/t.so",

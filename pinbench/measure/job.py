@@ -97,7 +97,7 @@ class Job:
     #: more numbers from each run's output: name -> regex whose first group is the number
     metrics: dict[str, str] = field(default_factory=dict)
     #: explained runs (None: none): {"repetitions": R, "tool": what
-    #: :func:`pinbench.trace.build.build_ompt_tool` returned, "t1_argv": the one-thread
+    #: :func:`pinbench.trace.build.ompt_tool` returned, "t1_argv": the one-thread
     #: command or None (the campaign measures one thread), "sequential_argv": the
     #: benchmark's ``sequential`` command or None}. Not part of the timing fingerprint.
     explain: dict | None = None

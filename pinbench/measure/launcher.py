@@ -1,4 +1,4 @@
-"""The C launcher that starts and times every run (``launcher.c``), built on demand.
+"""The C launcher that starts and times every run (``launcher.c``, built by ``pinbench setup``).
 
 One ``pinbench-launcher`` process lives beside the measuring process and runs its
 programs one at a time: per run, one request down a pipe, one reply line back. It starts
@@ -8,10 +8,10 @@ system calls: ``personality(ADDR_NO_RANDOMIZE)``, ``PR_SET_PDEATHSIG``, ``setpgi
 output redirections. Python's ``subprocess`` with a ``preexec_fn`` (the way before) forks
 the whole interpreter and runs Python in the child: about 2 ms more per run.
 
-The launcher is built with the system's C compiler the first time a process needs it,
-into ``affinity/measure/build/`` (:mod:`pinbench.compiled`). There is no fallback without
-a compiler: runs timed another way would carry another constant cost, which a resumed
-journal would then mix.
+The launcher is built with the system's C compiler by ``pinbench setup``
+(:mod:`pinbench.native`); without it a job stops with the one line that names that command.
+There is no fallback: runs timed another way would carry another constant cost, which a
+resumed journal would then mix.
 
 Parent-death chain: the launcher sets ``PR_SET_PDEATHSIG`` (SIGKILL) on itself at start
 and checks its parent is still the measuring process, and each program sets it too: if the
@@ -24,13 +24,10 @@ import os
 import subprocess
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 
-from pinbench import compiled
+from pinbench import native
 from pinbench.measure.system import shortest_share_s
 
-SOURCE = Path(__file__).resolve().parent / "launcher.c"
-CFLAGS = ("-O2", "-std=gnu11", "-Wall", "-Wextra")
 #: Version of the way runs are timed, written in new journals' headers.
 TIMER = "c-launcher-1"
 #: Fields of the launcher's reply line (see launcher.c).
@@ -38,17 +35,7 @@ REPLY_FIELDS = 15
 
 
 class LauncherError(RuntimeError):
-    """The launcher cannot be built or started, or it died; one-line message."""
-
-
-def c_compiler() -> str:
-    """The path of the C compiler the launcher is built with."""
-    return compiled.c_compiler("the launcher", LauncherError)
-
-
-def build() -> Path:
-    """The launcher binary, compiled now if this source and command have not been yet."""
-    return compiled.compiled(SOURCE, "pinbench-launcher", CFLAGS, "the launcher", LauncherError)
+    """The launcher cannot be started, or it died; one-line message."""
 
 
 def request(path: str, argv: list[str], env: dict[str, str], timeout_s: float,
@@ -85,13 +72,16 @@ class Reply:
 
 class Launcher:
     """A running ``pinbench-launcher``; :meth:`run` starts one program and waits for it.
+    :class:`pinbench.native.NotBuilt` when ``pinbench setup`` has not built it (or its
+    source changed since).
 
     ``exit_read_delay_s`` (tests only) makes the launcher sleep after reading the exited
     program's CPUs, to show that this read is outside the recorded time.
     """
 
     def __init__(self, exit_read_delay_s: float = 0.0):
-        args = [str(build()), str(os.getpid()), str(round(shortest_share_s() * 1e9))]
+        args = [str(native.built("launcher")), str(os.getpid()),
+                str(round(shortest_share_s() * 1e9))]
         if exit_read_delay_s:
             args.append(str(round(exit_read_delay_s * 1e6)))
         try:
@@ -167,7 +157,7 @@ _shared_lock = threading.Lock()
 
 
 def shared() -> Launcher:
-    """This process's launcher, started (and built) on first use, again if it ended."""
+    """This process's launcher, started on first use, again if it ended."""
     global _shared
     with _shared_lock:
         if _shared is None or not _shared.alive():

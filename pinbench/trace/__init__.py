@@ -1,6 +1,6 @@
 """The trace stage: which threads share which cache lines (``pinbench trace``).
 
-- :mod:`~pinbench.trace.build`: building the tracers (tsan runtime, Valgrind tool, Pin tool);
+- :mod:`~pinbench.trace.build`: a traced build's flags, the tracers ``pinbench setup`` built;
 - :mod:`~pinbench.trace.run`: running a program under one, checking and annotating its matrix;
 - :mod:`~pinbench.trace.cli`: the command line.
 

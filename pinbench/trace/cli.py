@@ -5,8 +5,9 @@
         [--line-bytes 64] -- PROGRAM ARGS
     pinbench trace --print-flags      # CFLAGS=... and LDFLAGS=... (two lines)
 
-Errors (bad usage, a tracer that cannot be built, a failing program) print one line and
-exit with status 2.
+Errors (bad usage, a failing program) print one line and exit with status 2; so does a
+tracer that ``pinbench setup`` has not built (:class:`pinbench.native.NotBuilt`, said by
+:mod:`pinbench.cli`).
 """
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from pinbench.graph.matrix import MatrixError, read_matrix
 from pinbench.results.layout import sidecar_path
-from pinbench.trace.build import TRACERS, TraceError, build_tracer, pin_root
+from pinbench.trace.build import TRACERS, TraceError, built_tracer, pin_root
 
 #: The weight definitions (pintools/README.md, "Weights"): each name counts every access,
 #: the name with the prefix ``parallel-`` only those inside parallel regions ("What is
@@ -89,11 +89,12 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     subprocess.run (default: inherited); ``raw`` also writes "line,thread,count" records;
     ``tracer_options`` go to valgrind or pin before the tool's own options; ``exit_status``:
     the program's exit statuses that mean success.
-    Raises TraceError (one line) if the tracer is missing, the program fails, no
-    matrix was written, or a ``parallel-`` weight with more than one thread counted no
-    access (no OpenMP parallel region was seen: a matrix of zeros would mean nothing), or
-    a binary tracer is asked to trace a script (it would trace the interpreter). A matrix
-    without any shared line gets a warning in the sidecar (``warnings``).
+    Raises :class:`pinbench.native.NotBuilt` (one line) if the tracer is not built, and
+    TraceError (one line) if the program fails, no matrix was written, or a ``parallel-``
+    weight with more than one thread counted no access (no OpenMP parallel region was
+    seen: a matrix of zeros would mean nothing), or a binary tracer is asked to trace a
+    script (it would trace the interpreter). A matrix without any shared line gets a
+    warning in the sidecar (``warnings``).
     """
     if tracer not in TRACERS:
         raise TraceError(f"unknown tracer {tracer!r} (choose from {', '.join(TRACERS)})")
@@ -128,13 +129,12 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     run_env.update(options)
     run_env["OMP_NUM_THREADS"] = str(threads)
     if tracer == "tsan":
-        build_tracer("tsan")  # not needed to run, but keeps the error messages in one place
         if _linked_with_runtime(program) is False:
             raise TraceError(f"{program_argv[0]} is not linked with the pinbench tsan runtime "
                              "(build it with the flags of: pinbench trace --print-flags)")
         cmd = [str(program), *program_argv[1:]]
     elif tracer == "valgrind":
-        libdir = build_tracer("valgrind")
+        libdir = built_tracer("valgrind")
         run_env["VALGRIND_LIB"] = str(libdir)
         # Valgrind runs one thread at a time: spinning waits of the OpenMP runtime would
         # only add the runtime's own accesses (and time)
@@ -145,7 +145,7 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
                *([f"--raw={options['PINBENCH_TRACE_RAW']}"] if raw is not None else []),
                str(program), *program_argv[1:]]
     else:
-        tool = build_tracer("pin")
+        tool = built_tracer("pin")
         cmd = [str(pin_root() / "pin"), *(tracer_options or []), "-t", str(tool),
                "-o", str(out_csv), "-json", str(out_json), "-weight", weight,
                "-line", str(line_bytes), "-threads", str(threads),

@@ -8,10 +8,11 @@ import shlex
 from pathlib import Path
 
 from pinbench.measure.progress import cell_name
+from pinbench.native import NotBuilt
 from pinbench.place.symmetry import canonical_form
 from pinbench.results.placements import read_placement
 from pinbench.topology import parse_xml
-from pinbench.trace.build import TraceError, build_ompt_tool
+from pinbench.trace.build import ompt_tool
 from pinbench.workflow import campaign
 from pinbench.workflow.places import check_on_node
 
@@ -66,16 +67,16 @@ def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: s
 
 
 def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:
-    """A measure spec with the OMPT tool that its explained runs need, built now (on the
-    measured machine: :func:`check_on_node`); when it cannot be built, one line says why and
+    """A measure spec with the OMPT tool that its explained runs need (checked on the
+    measured machine: :func:`check_on_node`); when it is not built, one line says why and
     the job measures without explained runs."""
     check_on_node(machine)
     job = json.loads(spec)
     if not job.get("explain"):
         return spec
     try:
-        job["explain"]["tool"] = build_ompt_tool()
-    except TraceError as exc:
+        job["explain"]["tool"] = ompt_tool()
+    except NotBuilt as exc:
         say(f"explain {job['benchmark']} t{job['threads']}: no explained runs: {exc}")
         job["explain"] = None
     return json.dumps(job, sort_keys=True)

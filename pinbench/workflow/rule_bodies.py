@@ -13,10 +13,12 @@ imported by the function that runs it (tests/test_architecture.py).
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from pinbench.measure import environment
 from pinbench.measure.system import Snapshot
+from pinbench.native import NotBuilt
 from pinbench.results.layout import Layout, placement_key
 from pinbench.results.placements import placement_line, read_placement
 from pinbench.results.runs import read_runs, write_runs
@@ -76,8 +78,14 @@ def building(config: dict, machine: campaign.Machine, wildcards, output: str,
 
 
 def traced_build_command(config: dict, bench: str, output: str) -> str:
-    """The build command of a benchmark's tsan-traced variant (builds the tracer if needed)."""
-    return campaign.build_command(config, bench, output, traced_build_flags())
+    """The build command of a benchmark's tsan-traced variant. Without the tsan runtime the
+    campaign ends in one line (Snakemake would add a traceback to this rule parameter's
+    exception)."""
+    try:
+        flags = traced_build_flags()
+    except NotBuilt as exc:
+        sys.exit(f"pinbench: {exc}")
+    return campaign.build_command(config, bench, output, flags)
 
 
 def runs_table(job_tables, table: str, summary: str) -> str:
