@@ -9,7 +9,8 @@ Strategies whose placement is another's (``same_as``, decided by the workflow:
 equal lists, or equal up to a symmetry of the machine) are one experiment,
 measured once under the first of them; its runs name the others
 (``stands_for``). A job resumed from a journal written before this rule keeps measuring
-every strategy (its header says ``merged: false``: :func:`pinbench.results.formats.migrate_journal_1`).
+every strategy (its header reads ``merged: false``:
+:func:`pinbench.results.formats.migrate_journal_1`).
 
 The journal's fingerprint (:meth:`Job.fingerprint_parts`) covers the binary's bytes,
 the command and each strategy's PUs, not how the placement was found: a rebuild
@@ -63,7 +64,6 @@ from pinbench.measure.spawn import RunResult, base_environment, prepare, run_onc
 from pinbench.measure.stopping import precise_enough, rounds_order
 from pinbench.measure.system import wait_until_quiet
 from pinbench.results import formats
-from pinbench.results.formats import digest
 from pinbench.results.placements import Placement, omp_places
 from pinbench.results.runs import RunRecord, write_runs
 from pinbench.seeding import derive_seed
@@ -76,7 +76,7 @@ class Job(JobSettings):
     placements: dict[str, Placement]  #: strategy -> its placement, in the campaign's order
 
     @classmethod
-    def of(cls, settings: JobSettings, placements: Iterable[Placement]) -> "Job":
+    def of(cls, settings: JobSettings, placements: Iterable[Placement]) -> Job:
         """The job of ``settings`` with the placement of each of its strategies (KeyError:
         a strategy without one)."""
         found = {placement.strategy: placement for placement in placements}
@@ -108,21 +108,21 @@ class Job(JobSettings):
         a re-trace that moves no thread changes none of these)."""
         parts = {
             "binary": self.binary_digest,
-            "command": digest([self.located(self.argv), self.env, self.validate,
+            "command": formats.digest([self.located(self.argv), self.env, self.validate,
                                self.time_regex, self.timeout_s, sorted(self.exit_status),
                                self.metrics]),
-            "plan": digest([self.machine, self.benchmark, self.threads, self.repetitions,
+            "plan": formats.digest([self.machine, self.benchmark, self.threads, self.repetitions,
                             self.seed, self.order, self.same_as, self.stopping]),
         }
         for strategy, placement in sorted(self.placements.items()):
-            parts[f"placement of {strategy}"] = digest(
+            parts[f"placement of {strategy}"] = formats.digest(
                 [placement.pus, placement.pus_by_repetition])
         return parts
 
     def fingerprint(self) -> str:
         """The hash of :meth:`fingerprint_parts`: a journal with another one holds another
         measurement."""
-        return digest(self.fingerprint_parts())
+        return formats.digest(self.fingerprint_parts())
 
     def located(self, argv: list[str] | None) -> list[str] | None:
         """A command with the binary named ``{binary}``: the same wherever the project lies."""
@@ -356,7 +356,7 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
     with MachineLock(lock_path, lambda line: say(f"{label} {line}")):
         account["lock_wait_s"] += time.monotonic() - asked
         parts = job.fingerprint_parts()
-        with Journal(journal_path, digest(parts), header={"timer": TIMER, "parts": parts},
+        with Journal(journal_path, formats.digest(parts), header={"timer": TIMER, "parts": parts},
                      migrate=lambda header: formats.read("journal", header, journal_path,
                                                          job=job)) as journal, \
                 Launcher() as launcher:
@@ -491,7 +491,7 @@ class _ExplainedRuns:
             return
         self.journal_path, self.table = paths
         plan = job.explained_plan()
-        self.fingerprint = digest([fingerprint, plan])
+        self.fingerprint = formats.digest([fingerprint, plan])
         self.journal = Journal(self.journal_path, self.fingerprint,
                                header={"timer": TIMER, "explain": plan},
                                migrate=lambda header: formats.read(

@@ -3,8 +3,9 @@
 One JSON object per line. The first line is a header holding the journal's version
 (``format``: :mod:`pinbench.results.formats`), a fingerprint of everything that defines
 the measurement (binary, command, environment, placements, order), and what the caller adds
-(how the runs are timed); each later line is one finished run, written and made durable before the next run starts (through
-a descriptor kept open: one ``pwrite`` and one ``fdatasync`` per run).
+(how the runs are timed); each later line is one finished run, written and made durable
+before the next run starts (through a descriptor kept open: one ``pwrite`` and one
+``fdatasync`` per run).
 
 The runs' lines go into zero bytes written ahead: while a job runs, the file ends in
 up to :data:`CHUNK` bytes of NUL padding, written and made durable once per chunk (with

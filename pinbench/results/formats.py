@@ -1,4 +1,4 @@
-"""The version of every file pinbench writes and reads back, and the one way each older one is read.
+"""The version of every file pinbench writes and reads back, and the one way to read older ones.
 
 Each such file says which version of its kind it is (its *format*); a writer stamps the
 current one (:func:`stamp`), a reader takes the file's content through :func:`read`, which
@@ -7,20 +7,20 @@ of pinbench sees the current version only. A file without a version was written 
 versions existed: it is version 1. A version newer than this pinbench knows stops the reader
 with one line (:class:`FormatError`).
 
-==============  ==========================================================  =====================
-kind            files (:mod:`pinbench.results.layout`)                        where the version is
-==============  ==========================================================  =====================
-``placement``   ``<machine>/placements/<bench>/t<N>/<strategy>.json``         ``"format"`` key
-``journal``     ``<machine>/journal/<bench>/t<N>.jsonl``, the explained        ``"format"`` in the
-                runs' ``<machine>/explained/<bench>/t<N>.journal.jsonl``      header (first line)
-``runs``        ``<machine>/runs/<bench>/t<N>.csv``, ``runs.csv``             ``format`` column
-``explained``   ``<machine>/explained/<bench>/t<N>.jsonl``                     ``"format"`` in each row
-``stats``       ``stats/stats.json``                                          ``"format"`` key
-``sidecar``     ``<machine>/affinity/<bench>/t<N>.json`` (the matrix's)        ``"format"`` key
-``environment`` ``<machine>/environment.json``                                 ``"format"`` key
-``account``     ``timings/measure/<machine>/<bench>/t<N>.json``                ``"format"`` key
-``note``        ``<journal>.stale-<time>.why`` (why a journal was set aside)   ``"format"`` key
-==============  ==========================================================  =====================
+The kinds (paths: :mod:`pinbench.results.layout`), and where each keeps its version:
+
+- ``placement``: ``<machine>/placements/<bench>/t<N>/<strategy>.json``, a ``"format"`` key;
+- ``journal``: ``<machine>/journal/<bench>/t<N>.jsonl`` and the explained runs'
+  ``<machine>/explained/<bench>/t<N>.journal.jsonl``, ``"format"`` in the header (first line);
+- ``runs``: ``<machine>/runs/<bench>/t<N>.csv`` and ``runs.csv``, a ``format`` column;
+- ``explained``: ``<machine>/explained/<bench>/t<N>.jsonl``, ``"format"`` in each row;
+- ``stats``: ``stats/stats.json``, a ``"format"`` key;
+- ``sidecar``: an affinity matrix's ``<machine>/affinity/<bench>/t<N>.json``, a ``"format"``
+  key (the tracers write it without; the trace step completes it and adds the version);
+- ``environment``: ``<machine>/environment.json``, a ``"format"`` key;
+- ``account``: a measuring process's ``timings/measure/<machine>/<bench>/t<N>.json``, a
+  ``"format"`` key;
+- ``note``: ``<journal>.stale-<time>.why`` (why a journal was set aside), a ``"format"`` key.
 
 A runs table stays plain CSV, read by R and pandas as it is: its version is one more column,
 ``format``, the last, holding the version on every row. A comment or a second header line
@@ -31,8 +31,9 @@ plain CSV other tools read. The analysis' tables (``stats/*.csv``) and the repor
 read back as state but made again from the runs: the analyse rule takes the ``stats``
 version as a parameter, so Snakemake analyses again when it changes.
 
-Version 2 stamps the version and changes the content of no kind but the journal's
-(:func:`migrate_journal_1`): a version 1 file reads as version 2 unchanged.
+Version 2 adds the version: a version 1 file reads as it is, but for the placement files
+made before placements had an objective (:func:`migrate_placement_1`) and the journals,
+whose header is matched against the job that resumes them (:func:`migrate_journal_1`).
 """
 from __future__ import annotations
 
