@@ -68,6 +68,7 @@ from pinbench.measure.journal import Journal
 from pinbench.measure.launcher import Launcher
 from pinbench.measure.outputs import Outputs
 from pinbench.native import c_compiler
+from pinbench.results.placements import Placement
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED_TARGET, WHOLE_TARGET = 1.05, 1.5
@@ -143,9 +144,11 @@ def compare(name: str, argv: list[str], runs: int, work: Path, timer: Path,
             launcher: Launcher) -> dict[str, list[float]]:
     """Seconds of each kind of run of ``argv`` over ``runs`` alternating rounds."""
     pus = sorted(os.sched_getaffinity(0))
+    placement = Placement(strategy="compact", threads=len(pus), topology="auto", placeable=pus,
+                          pus=pus, J=None)
     job = Job(machine="perf", benchmark=name, threads=len(pus), argv=argv, env={},
               validate="", time_regex=None, timeout_s=60, repetitions=runs, seed=0,
-              order="back-to-back", placements={"compact": {"strategy": "compact", "pus": pus}})
+              order="back-to-back", strategies=["compact"], placements={"compact": placement})
     env = run_environment(job, pus)
     index = len(list(work.glob("*.jsonl")))
     journal = Journal(work / f"{index}.jsonl", "perf")

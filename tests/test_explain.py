@@ -26,6 +26,8 @@ from test_workflow import snakemake
 
 from pinbench.measure.explain import explain_environment, read_record
 from pinbench.measure.job import T1_RUN
+from pinbench.measure.journal import read_lines
+from pinbench.results.formats import CURRENT
 from pinbench.results.runs import read_runs
 from pinbench.trace.build import ompt_tool
 from pinbench.workflow.campaign import ConfigError, load_campaign
@@ -180,6 +182,11 @@ def test_campaign_with_explained_runs(tmp_path):
                  (results / "here" / "explained" / "planted" / "t2.jsonl").read_text().splitlines()]
     assert sorted(r["kind"] for r in explained) == ["explained"] * 8 + ["t1"] * 4
     assert all(r["ok"] for r in explained)
+    assert {r["format"] for r in explained} == {CURRENT["explained"]}  # each row its version
+    header = json.loads(read_lines(results / "here" / "explained" / "planted" /
+                                   "t2.journal.jsonl")[0])
+    assert header["format"] == CURRENT["journal"]
+    assert header["explain"]["t1_argv"][0] == "{binary}"  # wherever the project lies
     # the program that cannot run under the tool: one line per job, the campaign goes on
     lines = [line for line in run.stderr.splitlines()
              if "plain t2] explained run of" in line and "no OMPT record" in line]

@@ -74,7 +74,7 @@ def test_against_the_brute_force_optimum(machines):
             continue
         found = {s: objective(topo, matrix, pus)
                  for s, pus in zip(STUDY, study_placements(topo, matrix), strict=True)}
-        found["hierarchical"] = make_placement(topo, "hierarchical", n, matrix=matrix)["J"]
+        found["hierarchical"] = make_placement(topo, "hierarchical", n, matrix=matrix).J
         assert min(found.values()) >= best - 1e-9
         assert found["hierarchical"] <= min(found[s] for s in STUDY) + 1e-9
         found["best of the five"] = min(found[s] for s in STUDY)
@@ -104,13 +104,13 @@ def test_planted_structure_is_recovered(machines, name, n):
         hidden_j = objective(topo, matrix, hidden)
         for strategy in ("gp", "lpgp", "gplp", "hierarchical"):
             record = make_placement(topo, strategy, n, matrix=matrix)
-            placed = cost_matrix(topo, record["pus"])
+            placed = cost_matrix(topo, record.pus)
             recovered = [np.mean(placed[truth == level] <= level) for level in levels]
-            report.setdefault((strategy, noise), []).append([record["J"] / hidden_j, *recovered])
+            report.setdefault((strategy, noise), []).append([record.J / hidden_j, *recovered])
             if strategy == "hierarchical" or (strategy != "gp" and noise <= 1):
                 assert recovered == [1.0] * len(recovered), (strategy, noise, recovered)
             if strategy == "hierarchical":
-                assert record["J"] <= hidden_j + 1e-9
+                assert record.J <= hidden_j + 1e-9
     print(f"\n{name}, {n} threads: J / J(planted) and recovered fraction per level (worst of 3)")
     for (strategy, noise), rows in report.items():
         worst = np.array(rows)
@@ -142,8 +142,8 @@ def test_stencils_are_placed_as_well_as_compact(machines, name):
     print(f"\n{name}: J / J(compact) on stencils")
     for rows, cols in grids:
         matrix, n = stencil(rows, cols), rows * cols
-        compact = make_placement(topo, "compact", n, matrix=matrix)["J"]
-        found = {s: make_placement(topo, s, n, matrix=matrix)["J"] for s in (*STUDY, "hierarchical")}
+        compact = make_placement(topo, "compact", n, matrix=matrix).J
+        found = {s: make_placement(topo, s, n, matrix=matrix).J for s in (*STUDY, "hierarchical")}
         print(f"  {rows}x{cols}: " + " ".join(f"{s} {j / compact:.3f}" for s, j in found.items()))
         assert found["hierarchical"] <= compact
         if n == pus:
@@ -167,12 +167,12 @@ def test_smt_placements_are_ranked_by_core_sharing_then_j(tree):
         for strategy in GRAPH:
             assert core_sharing(topo, records[strategy]) == fewest, (strategy, n)
         order = ranked(topo, list(records.values()))
-        best_pairs, best_j = order[0][1], order[0][0]["J"]
+        best_pairs, best_j = order[0][1], order[0][0].J
         assert core_sharing(topo, records["hierarchical"]) == best_pairs == fewest
-        assert records["hierarchical"]["J"] <= best_j + 1e-9
+        assert records["hierarchical"].J <= best_j + 1e-9
         if n <= cores:
             cases += 1
-            compact_wins_by_j += records["compact"]["J"] < records["hierarchical"]["J"]
+            compact_wins_by_j += records["compact"].J < records["hierarchical"].J
             assert core_sharing(topo, records["compact"]) > fewest == 0
     assert compact_wins_by_j >= cases / 2  # what ranking by J alone would have said
 
@@ -208,4 +208,4 @@ def test_hierarchical_j_is_no_higher_than_before(tree, kind):
     topo = load(tree)
     n = len(topo.placeable)
     matrix = case_matrix(topo, kind, n, seed=n)
-    assert make_placement(topo, "hierarchical", n, matrix=matrix)["J"] <= PINNED_J[tree, kind]
+    assert make_placement(topo, "hierarchical", n, matrix=matrix).J <= PINNED_J[tree, kind]

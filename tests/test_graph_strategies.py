@@ -84,17 +84,17 @@ def test_every_placement_is_valid(machines, name, kind):
         matrix = degenerate(kind, n, rng)
         for strategy in BOUND:
             record = make_placement(topo, strategy, n, matrix=matrix)
-            assert_valid(topo, record["pus"], n)
-            assert record["J"] == pytest.approx(objective(topo, matrix, record["pus"]))
+            assert_valid(topo, record.pus, n)
+            assert record.J == pytest.approx(objective(topo, matrix, record.pus))
             if strategy in GRAPH:  # one thread per core while threads do not outnumber cores
-                assert set(record["pus"]) <= set(slots(topo, n))
+                assert set(record.pus) <= set(slots(topo, n))
 
 
 def test_degenerate_matrices_give_j_zero_or_the_same_for_every_strategy(machines):
     topo = machines["nehalem"]
     for strategy in GRAPH:
-        assert make_placement(topo, strategy, 8, matrix=np.zeros((8, 8)))["J"] == 0
-        uniform = make_placement(topo, strategy, 8, matrix=np.ones((8, 8)))["J"]
+        assert make_placement(topo, strategy, 8, matrix=np.zeros((8, 8))).J == 0
+        uniform = make_placement(topo, strategy, 8, matrix=np.ones((8, 8))).J
         assert uniform == 6 * 2 * 1 + 16 * 2  # 2 x 6 pairs inside sockets, 16 across
 
 
@@ -102,7 +102,7 @@ def test_degenerate_matrices_give_j_zero_or_the_same_for_every_strategy(machines
 def test_same_seed_same_placement(machines, strategy):
     topo = machines["ccnuma96"]
     matrix = symmetric(np.random.default_rng(5), 40)
-    runs = [make_placement(topo, strategy, 40, seed=s, matrix=matrix)["pus"]
+    runs = [make_placement(topo, strategy, 40, seed=s, matrix=matrix).pus
             for s in (3, 3, 4)]
     assert runs[0] == runs[1]
 
@@ -119,9 +119,9 @@ def test_os_numbering_changes_nothing_but_the_names(machines, alternating, conse
         matrix = symmetric(rng, n)
         for strategy in [*BOUND, "gplp-2", *(["lpgp-1"] if n <= 4 else [])]:
             records = [make_placement(t, strategy, n, seed=1, matrix=matrix) for t in trees]
-            assert [[t.sub_ids(pu) for pu in r["pus"]] for t, r in zip(trees, records)] == \
-                [[trees[0].sub_ids(pu) for pu in records[0]["pus"]]] * 2
-            assert records[0]["J"] == records[1]["J"]
+            assert [[t.sub_ids(pu) for pu in r.pus] for t, r in zip(trees, records)] == \
+                [[trees[0].sub_ids(pu) for pu in records[0].pus]] * 2
+            assert records[0].J == records[1].J
 
 
 def planted(topo, n, rng, noise=0.0):
@@ -158,8 +158,8 @@ def test_j_does_not_depend_on_thread_labels(machines, name, n):
         perm = rng.permutation(n)
         relabelled = matrix[np.ix_(perm, perm)]
         for strategy in ("lpgp", "gplp", "hierarchical", *(["gp"] if name == "nehalem" else [])):
-            assert make_placement(topo, strategy, n, matrix=relabelled)["J"] == \
-                make_placement(topo, strategy, n, matrix=matrix)["J"]
+            assert make_placement(topo, strategy, n, matrix=relabelled).J == \
+                make_placement(topo, strategy, n, matrix=matrix).J
         weight = [sum(m[a, b] for a, b in thread_pairs(m)[0]) for m in (matrix, relabelled)]
         assert weight[0] == weight[1]
 
@@ -172,9 +172,9 @@ def test_hierarchical_j_does_not_depend_on_thread_labels_on_random_matrices(mach
         for _ in range(20):
             matrix = symmetric(rng, 8)
             perm = rng.permutation(8)
-            same.append(make_placement(topo, "hierarchical", 8, matrix=matrix)["J"] ==
+            same.append(make_placement(topo, "hierarchical", 8, matrix=matrix).J ==
                         make_placement(topo, "hierarchical", 8,
-                                                 matrix=matrix[np.ix_(perm, perm)])["J"])
+                                                 matrix=matrix[np.ix_(perm, perm)]).J)
     assert np.mean(same) >= 0.95
 
 
@@ -188,7 +188,7 @@ def test_pairs_share_a_two_core_cache(machines, name, strategy):
     matrix = symmetric(np.random.default_rng(2), n)
     record = make_placement(topo, strategy, n, matrix=matrix)
     pairs, _ = thread_pairs(matrix)
-    assert {record["shared_level"][a][b] for a, b in pairs} == {"L2Cache"}
+    assert {record.shared_level[a][b] for a, b in pairs} == {"L2Cache"}
 
 
 def test_lp_compact_fills_sockets_and_lp_scatter_spreads_pairs(machines):
@@ -199,8 +199,8 @@ def test_lp_compact_fills_sockets_and_lp_scatter_spreads_pairs(machines):
     def sockets_used(pus):
         return sorted({k for k, group in enumerate(sockets) for pu in pus if pu in group})
 
-    compact = make_placement(topo, "lp-compact", 16, matrix=matrix)["pus"]
-    spread = make_placement(topo, "lp-scatter", 16, matrix=matrix)["pus"]
+    compact = make_placement(topo, "lp-compact", 16, matrix=matrix).pus
+    spread = make_placement(topo, "lp-scatter", 16, matrix=matrix).pus
     assert sockets_used(compact) == [0, 1, 2]  # 6 cores per socket
     assert len(sockets_used(spread)) == 8      # one pair per socket
     assert {k // 4 for k in sockets_used(spread)} == {0, 1, 2, 3}  # every NUMA group first
@@ -212,7 +212,7 @@ def test_socket_variants_use_the_first_k_sockets_evenly(machines, base, sockets)
     """16 threads of the 96-core machine on 4, 8 or 16 sockets, as in the study's Table 2."""
     topo = machines["ccnuma96"]
     matrix = symmetric(np.random.default_rng(sockets), 16)
-    pus = make_placement(topo, f"{base}-{sockets}", 16, matrix=matrix)["pus"]
+    pus = make_placement(topo, f"{base}-{sockets}", 16, matrix=matrix).pus
     groups = socket_slots(topo, topo.placeable)
     per_socket = [len(set(pus) & set(group)) for group in groups]
     assert sum(per_socket[:sockets]) == 16
@@ -232,7 +232,7 @@ def test_socket_counts_that_cannot_work_are_refused(machines):
 def test_lpgp_breaks_a_pair_when_sockets_hold_odd_counts(machines):
     topo = machines["Package:2 L2Cache:3 Core:1 PU:1"]  # two sockets of 3 cores
     matrix = symmetric(np.random.default_rng(1), 6)
-    assert_valid(topo, make_placement(topo, "lpgp", 6, matrix=matrix)["pus"], 6)
+    assert_valid(topo, make_placement(topo, "lpgp", 6, matrix=matrix).pus, 6)
 
 
 # --- records ---------------------------------------------------------------------------
@@ -241,12 +241,12 @@ def test_records_carry_j_when_a_matrix_is_given(machines):
     topo = machines["core2"]
     matrix = symmetric(np.random.default_rng(6), 4)
     rnd = make_placement(topo, "random", 4, seed=2, repetitions=3, matrix=matrix)
-    assert rnd["J_by_repetition"] == [objective(topo, matrix, p) for p in rnd["pus_by_repetition"]]
-    assert rnd["J"] == pytest.approx(np.mean(rnd["J_by_repetition"]))
-    assert make_placement(topo, "os", 4, matrix=matrix)["J"] is None
+    assert rnd.J_by_repetition == [objective(topo, matrix, p) for p in rnd.pus_by_repetition]
+    assert rnd.J == pytest.approx(np.mean(rnd.J_by_repetition))
+    assert make_placement(topo, "os", 4, matrix=matrix).J is None
     bare = make_placement(topo, "compact", 4)
-    assert bare["J"] is None and bare["pus"] == [0, 4, 2, 6]
-    assert make_placement(topo, "random", 4)["J_by_repetition"] is None
+    assert bare.J is None and bare.pus == [0, 4, 2, 6]
+    assert make_placement(topo, "random", 4).J_by_repetition is None
     with pytest.raises(PlacementError, match="matrix is 4 x 4, not 3 x 3"):
         make_placement(topo, "compact", 3, matrix=matrix)
 
@@ -277,12 +277,12 @@ def test_strategies_placed_with_one_memo_match_once_and_place_as_alone(machines,
     topo = machines["ccnuma96"]
     matrix = np.random.default_rng(9).integers(0, 50, (48, 48))
     matrix = np.triu(matrix, 1) + np.triu(matrix, 1).T
-    alone = {name: make_placement(topo, name, 48, seed=3, matrix=matrix)["pus"] for name in GRAPH}
+    alone = {name: make_placement(topo, name, 48, seed=3, matrix=matrix).pus for name in GRAPH}
     whole = []
     monkeypatch.setattr(study, "thread_pairs",
                         lambda m, *args: whole.append(len(m)) or thread_pairs(m, *args))
     memo = Memo()
-    shared = {name: make_placement(topo, name, 48, seed=3, matrix=matrix, memo=memo)["pus"]
+    shared = {name: make_placement(topo, name, 48, seed=3, matrix=matrix, memo=memo).pus
               for name in GRAPH}
     assert shared == alone
     assert whole.count(48) == 1

@@ -1,5 +1,6 @@
 """Real runs through the launcher: binding verification, failures, environment, timeouts, the
 parent-death chain, journal."""
+import dataclasses
 import json
 import os
 import signal
@@ -17,20 +18,29 @@ from pinbench.measure.journal import Journal
 from pinbench.measure.launcher import Launcher, LauncherError
 from pinbench.measure.spawn import base_environment, run_once
 from pinbench.measure.system import shortest_share_s
+from pinbench.results import formats
+from pinbench.results.placements import Placement
 
 TWO_PUS = sorted(os.sched_getaffinity(0))[:2]
 
 
-def job(binary: Path, placements: dict, **overrides) -> Job:
+def job(binary: Path, placements: dict[str, Placement], **overrides) -> Job:
     fields = dict(machine="local", benchmark="spin", threads=len(TWO_PUS),
                   argv=[str(binary), "20"], env={}, validate="^validation: OK$", time_regex=None,
-                  timeout_s=20, repetitions=1, seed=1, order="interleaved", placements=placements)
+                  timeout_s=20, repetitions=1, seed=1, order="interleaved",
+                  strategies=list(placements), placements=placements)
     fields.update(overrides)
     return Job(**fields)
 
 
+def placement(strategy: str, pus: list[int] | None) -> Placement:
+    """A strategy's placement on this machine's first two PUs (``pus``: None, not bound)."""
+    return Placement(strategy=strategy, threads=len(pus or TWO_PUS), topology="auto",
+                     placeable=[0, 1], pus=pus, J=None)
+
+
 def fixed(pus):
-    return {"strategy": "compact", "pus": pus}
+    return placement("compact", pus)
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
@@ -53,7 +63,7 @@ def test_invalid_place_fails_verification_instead_of_running_silently(spin_binar
 
 
 def test_os_runs_are_not_bound(spin_binaries):
-    row = measure_one(job(spin_binaries["gcc"], {"os": {"strategy": "os", "pus": None}}),
+    row = measure_one(job(spin_binaries["gcc"], {"os": placement("os", None)}),
                       "os", 0, 0)
     assert row.ok and row.verification == "n/a" and row.pus == ""
     assert row.observed.startswith("0:")
@@ -70,7 +80,7 @@ def test_os_runs_are_not_bound(spin_binaries):
 ])
 def test_failures_are_recorded_not_raised(spin_binaries, args, overrides, failure):
     binary = str(spin_binaries["gcc"])
-    spec = job(binary, {"os": {"strategy": "os", "pus": None}}, argv=[binary, *args], **overrides)
+    spec = job(binary, {"os": placement("os", None)}, argv=[binary, *args], **overrides)
     row = measure_one(spec, "os", 0, 0)
     assert not row.ok and row.failure.startswith(failure)
     assert row.wall_s < 10
@@ -78,7 +88,7 @@ def test_failures_are_recorded_not_raised(spin_binaries, args, overrides, failur
 
 def test_time_regex_replaces_wall_time(spin_binaries):
     binary = str(spin_binaries["gcc"])
-    spec = job(binary, {"os": {"strategy": "os", "pus": None}}, argv=[binary, "30"],
+    spec = job(binary, {"os": placement("os", None)}, argv=[binary, "30"],
                time_regex=r"^kernel_time_s: (\S+)$")
     row = measure_one(spec, "os", 0, 0)
     assert row.ok and row.time_source == "regex" and row.time_s == 0.03
@@ -161,37 +171,42 @@ def test_journal_resumes_drops_torn_lines_and_sets_aside_other_measurements(tmp_
 
 
 @pytest.mark.parametrize("threads, pus, legacy, fingerprint", [
-    (2, [1, 0], "c5e026451eb8f969998414e283b3e61c2be26884ce461c45419f1788465663ba",
+    (2, [1, 0], "38cc4c5d053b42073196acc0af9ed4ee8f49fb4e95270522dd1173c54278d5e7",
      "8f30d73f84087c365d571506c0c17b60afe94150c43bd8033ec04ff657ad2897"),
-    (1, [1], "4963b2f3857c09b67575f4e38e369a0d3bb24664db93cc7cc19ece663205f48d",
+    (1, [1], "f999b033b954bc40a8491d560118ef8b67a26e5cd4ce773c904fddcb7fb96174",
      "e9b4c08c4d340e3d66b6a7cbdbc9cfe98b9b22d2fe259cbfd0c7629a8446f0d0"),
 ])
 def test_fingerprints_of_journals_already_written_do_not_drift(tmp_path, monkeypatch, threads,
                                                                pus, legacy, fingerprint):
     """A resumed job reuses journaled runs only while its hash is one they were written with:
     today's, or (journals of earlier pinbench, same measurement) the legacy one, which the
-    workflow's absolute binary path does not change; today's does not hold the placement's J."""
+    workflow's absolute binary path does not change; today's does not hold the placement's J.
+    (The legacy hashes are those the release before versions computed for these placements.)"""
     monkeypatch.chdir(tmp_path)
     Path("prog").write_text("not a real program\n")
     spec = job(Path("prog"), {"compact": fixed(pus)}, threads=threads, env={"A": "1"})
-    assert spec.fingerprint() == fingerprint and spec.legacy_fingerprint() == legacy
+    assert spec.fingerprint() == fingerprint and formats.legacy_fingerprint(spec) == legacy
     moved = job(Path("prog").resolve(), {"compact": fixed(pus)}, threads=threads, env={"A": "1"})
-    assert moved.fingerprint() == fingerprint and moved.resumable() == (legacy,)
-    retraced = job(Path("prog").resolve(), {"compact": fixed(pus) | {"J": 3.5}},
+    assert moved.fingerprint() == fingerprint
+    old = {"fingerprint": legacy, "created": 1.0}  # a version 1 header, before the parts
+    assert formats.read("journal", old, "j", job=moved) == {"fingerprint": fingerprint,
+                                                             "created": 1.0}
+    retraced = job(Path("prog").resolve(), {"compact": dataclasses.replace(fixed(pus), J=3.5)},
                    threads=threads, env={"A": "1"})
     assert retraced.fingerprint() == fingerprint
-    assert job(Path("prog"), {"compact": fixed(pus)}, threads=threads, env={"A": "1"},
-               exit_status=[0, 1]).resumable() == ()
+    statuses = job(Path("prog"), {"compact": fixed(pus)}, threads=threads, env={"A": "1"},
+                   exit_status=[0, 1])
+    assert formats.read("journal", old, "j", job=statuses) == old  # legacy knew no statuses
 
 
 def test_a_changed_measurement_says_what_changed(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("prog").write_text("not a real program\n")
-    spec = job(Path("prog"), {"compact": fixed([1, 0]), "os": {"strategy": "os", "pus": None}})
+    spec = job(Path("prog"), {"compact": fixed([1, 0]), "os": placement("os", None)})
     journal = Journal(tmp_path / "j.jsonl", spec.fingerprint(),
                       header={"parts": spec.fingerprint_parts()})
     journal.append({"strategy": "os", "repetition": 0, "time_s": 1.0})
-    moved = job(Path("prog"), {"compact": fixed([0, 1]), "os": {"strategy": "os", "pus": None}})
+    moved = job(Path("prog"), {"compact": fixed([0, 1]), "os": placement("os", None)})
     again = Journal(tmp_path / "j.jsonl", moved.fingerprint(),
                     header={"parts": moved.fingerprint_parts()})
     assert again.runs == {} and again.set_aside_runs == 1
@@ -241,6 +256,8 @@ MEASURING_PROCESS = """
 import sys
 from pinbench.measure.spawn import base_environment, run_once
 from pinbench.measure.system import shortest_share_s
+from pinbench.results import formats
+from pinbench.results.placements import Placement
 from pinbench.measure import launcher
 print(launcher.shared().pid, flush=True)
 run_once(["/bin/sh", "-c", "echo $$ > " + sys.argv[1] + "; exec sleep 60"], base_environment(), 60)

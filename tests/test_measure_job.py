@@ -6,18 +6,18 @@ import subprocess
 import sys
 import time
 
-from test_launcher import TWO_PUS, job
+from test_launcher import TWO_PUS, job, placement
 
 from pinbench.measure import outputs
 from pinbench.measure.job import run_job
 from pinbench.measure.journal import Journal
 from pinbench.measure.launcher import TIMER
+from pinbench.results import formats
 from pinbench.results.runs import read_runs
 from pinbench.stats.analyse import verdict_tables
 
-PLACEMENTS = {"os": {"strategy": "os", "pus": None},
-              "compact": {"strategy": "compact", "pus": TWO_PUS},
-              "scatter": {"strategy": "scatter", "pus": TWO_PUS}}
+PLACEMENTS = {"os": placement("os", None), "compact": placement("compact", TWO_PUS),
+              "scatter": placement("scatter", TWO_PUS)}
 QUIET = {"threshold": 0.1, "max_wait_s": 0.0}
 
 
@@ -70,10 +70,12 @@ def test_each_run_output_is_kept_in_one_file_per_job_whose_torn_tail_is_cut(spin
 def test_a_journal_from_before_the_merge_goes_on_measuring_every_strategy(spin_binaries, tmp_path):
     spec = job(spin_binaries["gcc"], PLACEMENTS, repetitions=2, same_as={"scatter": "compact"},
                quiet=QUIET)
-    old = Journal(tmp_path / "j.jsonl", spec.legacy_fingerprint(merged=False))  # as written before
     first = run_job(job(spin_binaries["gcc"], PLACEMENTS, repetitions=2, quiet=QUIET),
                     tmp_path / "other.jsonl", tmp_path / "o.csv", str(tmp_path / "lock"), silent)
-    old.append(next(r for r in first if r.strategy == "scatter").as_row())
+    # a version 1 journal (no format), as written before the merge: a header, one run
+    header = {"fingerprint": formats.legacy_fingerprint(spec, merged=False), "created": 1.0}
+    run = next(r for r in first if r.strategy == "scatter").as_row()
+    (tmp_path / "j.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(run) + "\n")
     said = []
     records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
                       said.append)

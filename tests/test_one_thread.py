@@ -12,6 +12,7 @@ from pinbench.measure import spawn
 from pinbench.measure.job import Job, measure_one
 from pinbench.measure.launcher import Launcher
 from pinbench.measure.verify import format_binding
+from pinbench.results.placements import Placement
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 #: The planned PU: the last one allowed, so a thread left on CPU 0 cannot pass for it.
@@ -77,8 +78,9 @@ def one_thread(binary: Path, strategy: str, pus: list[int] | None):
     """The record of one one-thread run of ``binary 20`` planned on ``pus``."""
     job = Job(machine="local", benchmark="b", threads=1, argv=[str(binary), "20"], env={},
               validate="^validation: OK$", time_regex=None, timeout_s=20, repetitions=1,
-              seed=1, order="interleaved",
-              placements={strategy: {"strategy": strategy, "pus": pus}})
+              seed=1, order="interleaved", strategies=[strategy],
+              placements={strategy: Placement(strategy=strategy, threads=1, topology="auto",
+                                              placeable=[PU], pus=pus, J=None)})
     return measure_one(job, strategy, 0, 0)
 
 

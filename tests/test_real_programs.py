@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT
-from test_launcher import job
+from test_launcher import job, placement
 
 from pinbench.measure import outputs
 from pinbench.measure.job import measure_one
@@ -174,8 +174,7 @@ def xslookup(tmp_path_factory) -> Path:
 def test_a_program_that_chooses_its_own_thread_count_is_caught_bound_or_not(xslookup, tmp_path):
     """The `os` baseline is not bound, so only the team size the runtime reports can show that
     the program ignored OMP_NUM_THREADS (XSBench's -t N, hard-coded)."""
-    placements = {"os": {"strategy": "os", "pus": None},
-                  "compact": {"strategy": "compact", "pus": [0, 1]}}
+    placements = {"os": placement("os", None), "compact": placement("compact", [0, 1])}
     # more threads than asked: the runtime reports a team of 3; fewer: no team of two at all
     # (libgomp reports no one-thread team)
     for count, verdict in (("3", "threads"), ("1", "missing")):

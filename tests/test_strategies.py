@@ -9,7 +9,7 @@ from pinbench.place import cli as place_cli
 from pinbench.place import independent
 from pinbench.place.domains import PlacementError
 from pinbench.place.record import make_placement
-from pinbench.results.placements import pus_for
+from pinbench.results.placements import Placement
 from pinbench.topology import load, parse_xml, topology_xml
 
 NEHALEM_CONSECUTIVE = ("Package:2 [NUMANode(memory=12GiB)] L3Cache:1(size=8MiB) "
@@ -73,8 +73,8 @@ def test_consecutive_numbering_gives_the_same_tree_positions(machines):
 
 def test_shared_levels_of_compact_and_scatter(machines):
     core2 = machines["core2"]
-    compact = make_placement(core2, "compact", 8)["shared_level"]
-    scatter = make_placement(core2, "scatter", 8)["shared_level"]
+    compact = make_placement(core2, "compact", 8).shared_level
+    scatter = make_placement(core2, "scatter", 8).shared_level
     assert (compact[0][1], compact[0][2], compact[0][4], compact[0][0]) == (
         "L2Cache", "Package", "Machine", "PU")
     assert (scatter[0][1], scatter[0][2], scatter[0][4]) == ("Machine", "Package", "L2Cache")
@@ -86,18 +86,21 @@ def test_random_is_seeded_fresh_per_repetition_and_valid(machines):
     one = make_placement(topo, "random", 16, seed=7, repetitions=5)
     again = make_placement(topo, "random", 16, seed=7, repetitions=5)
     other = make_placement(topo, "random", 16, seed=8, repetitions=5)
-    reps = one["pus_by_repetition"]
-    assert reps == again["pus_by_repetition"] != other["pus_by_repetition"]
+    reps = one.pus_by_repetition
+    assert reps == again.pus_by_repetition != other.pus_by_repetition
     assert len({tuple(r) for r in reps}) == 5
     for pus in reps:
         assert len(set(pus)) == 16 and set(pus) <= set(topo.placeable)
-    assert pus_for(one, 3) == reps[3]
+    assert one.per_repetition and one.pus_for(3) == reps[3] and one.example_pus == reps[0]
 
 
 def test_os_has_no_binding_and_every_placement_is_json(machines):
-    record = make_placement(machines["core2"], "os", 4)
-    assert record["pus"] is None and pus_for(record, 0) is None
-    json.dumps(make_placement(machines["core2"], "compact", 4))
+    placement = make_placement(machines["core2"], "os", 4)
+    assert placement.pus is None and placement.pus_for(0) is None
+    assert not placement.per_repetition
+    for strategy in ("os", "random", "compact"):
+        made = make_placement(machines["core2"], strategy, 4, repetitions=2)
+        assert Placement.from_json(json.loads(json.dumps(made.to_json()))) == made
 
 
 @pytest.mark.parametrize("strategy", ["os", "random", "compact", "scatter"])

@@ -95,7 +95,7 @@ def test_every_strategy_places_threads_on_distinct_placeable_pus(spec):
         upper = np.triu(rng.integers(0, 100, (n, n)), 1)
         matrix = upper + upper.T
         for strategy in BINDING:
-            record = make_placement(topo, strategy, n, seed=n, repetitions=2, matrix=matrix)
-            for pus in record.get("pus_by_repetition") or [record["pus"]]:
+            placement = make_placement(topo, strategy, n, seed=n, repetitions=2, matrix=matrix)
+            for pus in placement.pus_by_repetition or [placement.pus]:
                 assert len(pus) == len(set(pus)) == n, (strategy, n, pus)
                 assert set(pus) <= topo.allowed, (strategy, n, pus)

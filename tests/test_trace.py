@@ -48,6 +48,7 @@ from pinbench import native
 from pinbench.graph.matrix import read_matrix
 from pinbench.place import registry
 from pinbench.place.record import make_placement
+from pinbench.results.formats import CURRENT
 from pinbench.topology import load
 from pinbench.trace import build as tb
 from pinbench.trace.run import DEFAULT_WEIGHT, WEIGHT_DEFINITIONS, trace
@@ -394,13 +395,13 @@ def test_graph_strategies_place_the_recovered_neighbours_together(serial_init):
     n = SERIAL_INIT[0]
     for weight, spread in (("common", (1.0, 1.05)), (DEFAULT_WEIGHT, (1.5, np.inf))):
         matrix = serial_init("tsan", "gcc", weight)[0]
-        best = make_placement(topo, "hierarchical", n, matrix=matrix)["J"]
-        scatter = make_placement(topo, "scatter", n, matrix=matrix)["J"]
+        best = make_placement(topo, "hierarchical", n, matrix=matrix).J
+        scatter = make_placement(topo, "scatter", n, matrix=matrix).J
         assert spread[0] < scatter / best < spread[1], (weight, scatter, best)
     matrix = serial_init("tsan", "gcc", DEFAULT_WEIGHT)[0]
     for strategy in registry.GRAPH:
         record = make_placement(topo, strategy, n, matrix=matrix)
-        level = record["shared_level"]
+        level = record.shared_level
         assert all(level[i][i + 1] == "L2Cache" for i in range(0, n, 2)), (strategy, level)
         if strategy != "lp-scatter":
             assert level[1][2] == level[5][6] == "Package", (strategy, level)
@@ -540,8 +541,9 @@ def test_weights_by_hand(weights_bin, tmp_path, line_bytes, weight):
     raw = read_raw(tmp_path / "raw.csv")
     first = min(raw)
     assert {line - first: per for line, per in raw.items()} == HAND_COUNTS[line_bytes]
-    # the sidecar is JSON, the same path with .json
-    assert json.loads(csv.with_suffix(".json").read_text())["weight_definition"]
+    # the sidecar is JSON, the same path with .json, with its version
+    written = json.loads(csv.with_suffix(".json").read_text())
+    assert written["weight_definition"] and written["format"] == CURRENT["sidecar"]
 
 
 def streams_expected(base: int) -> dict[int, dict[int, int]]:

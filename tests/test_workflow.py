@@ -14,6 +14,7 @@ import yaml
 from conftest import ROOT
 
 from pinbench.measure.journal import read_lines
+from pinbench.results.formats import CURRENT
 
 STRATEGIES = ["os", "random", "compact", "scatter"]
 
@@ -44,6 +45,26 @@ def write_campaign(workdir: Path, **overrides) -> Path:
 def read_csv(path: Path) -> list[dict]:
     with path.open(newline="") as handle:
         return list(csv.DictReader(handle))
+
+
+def assert_versioned(results: Path, machine: str) -> None:
+    """Every file of a campaign that pinbench reads back says its version (the current one:
+    :mod:`pinbench.results.formats`), each where its kind keeps it."""
+    here = results / machine
+    found = {kind: [] for kind in ("placement", "journal", "runs", "stats", "environment",
+                                   "account")}
+    for path in here.glob("placements/*/t*/*.json"):
+        found["placement"].append(json.loads(path.read_text())["format"])
+    for path in here.glob("journal/*/t*.jsonl"):
+        found["journal"].append(json.loads(read_lines(path)[0])["format"])
+    for path in [*here.glob("runs/*/t*.csv"), results / "runs.csv"]:
+        found["runs"] += [int(row["format"]) for row in read_csv(path)]
+    for kind, paths in (("stats", [results / "stats" / "stats.json"]),
+                        ("environment", [here / "environment.json"]),
+                        ("account", results.glob(f"timings/measure/{machine}/*/t*.json"))):
+        found[kind] += [json.loads(path.read_text())["format"] for path in paths]
+    assert {kind: set(versions) for kind, versions in found.items()} == {
+        kind: {CURRENT[kind]} for kind in found}
 
 
 def experiments(rows: list[dict]) -> list[tuple[str, str]]:
@@ -94,6 +115,7 @@ def test_tiny_campaign_end_to_end(tmp_path, cc):
     assert "compact: 0 2 4 6 1 3 5 7" in plan_text and "scatter: 0 1 2 3 4 5 6 7" in plan_text
     assert (results / "nehalem" / "placements" / "spin" / "t8" / "random.json").exists()
     assert not (results / "nehalem" / "runs").exists()
+    assert_versioned(results, "here")
 
     journal = results / "here" / "journal" / "spin" / f"t{threads}.jsonl"
     before = journal.read_text()

@@ -1,5 +1,6 @@
 """The measure stage: one job runs every strategy x repetition of a cell (``python -m pinbench.measure``).
 
+- :mod:`~pinbench.measure.settings`: a job's settings, as the workflow hands them over (JSON);
 - :mod:`~pinbench.measure.job`: the job, its run order, one run judged and recorded, resumption;
 - :mod:`~pinbench.measure.spawn`: start one run in a fixed environment and time it;
 - :mod:`~pinbench.measure.launcher`: the C launcher (``launcher.c``, built on demand) that

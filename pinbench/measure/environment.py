@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pinbench.measure.system import Snapshot, as_dicts, system_checks
 from pinbench.provenance import identity
+from pinbench.results import formats
 
 
 def _first_line(argv: list[str]) -> str:
@@ -75,5 +76,8 @@ def describe_machine(compiler: str, binary: str, since: Snapshot | None = None) 
 
 
 def write(compiler: str, binary: str, out: Path, since: Snapshot | None = None) -> None:
-    """Write :func:`describe_machine` as JSON."""
-    out.write_text(json.dumps(describe_machine(compiler, binary, since), indent=1) + "\n")
+    """Write :func:`describe_machine` as JSON, with its version
+    (:mod:`pinbench.results.formats`)."""
+    out.write_text(json.dumps(formats.stamp("environment",
+                                            describe_machine(compiler, binary, since)),
+                              indent=1) + "\n")

@@ -8,13 +8,16 @@ holds. The job ends by writing the runs table (one row per run).
 Strategies whose placement is another's (``same_as``, decided by the workflow:
 equal lists, or equal up to a symmetry of the machine) are one experiment,
 measured once under the first of them; its runs name the others
-(``stands_for``). A job resumed from a journal written before this rule (its
-fingerprint is the one without ``same_as``) keeps measuring every strategy.
+(``stands_for``). A job resumed from a journal written before this rule keeps measuring
+every strategy (its header reads ``merged: false``:
+:func:`pinbench.results.formats.migrate_journal_1`).
 
 The journal's fingerprint (:meth:`Job.fingerprint_parts`) covers the binary's bytes,
 the command and each strategy's PUs, not how the placement was found: a rebuild
 that makes the same binary, or a re-trace that moves no thread, resumes the
-journal. Anything else sets the journal aside, and the job says what changed.
+journal. Anything else sets the journal aside, and the job says what changed. A journal
+of an older version is read through :mod:`pinbench.results.formats`, which matches its
+header against the job.
 
 With a ``stopping`` rule (:mod:`pinbench.measure.stopping`) the runs go in
 rounds and the job may end before ``repetitions`` rounds; resumed, it replays
@@ -47,7 +50,8 @@ import re
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench.measure import explain as explaining, outputs as kept_outputs, verify
@@ -55,52 +59,29 @@ from pinbench.measure.journal import Journal
 from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
 from pinbench.measure.progress import Campaign, Progress
+from pinbench.measure.settings import JobSettings
 from pinbench.measure.spawn import RunResult, base_environment, prepare, run_once
 from pinbench.measure.stopping import precise_enough, rounds_order
 from pinbench.measure.system import wait_until_quiet
-from pinbench.results.placements import omp_places, pus_for
+from pinbench.results import formats
+from pinbench.results.placements import Placement, omp_places
 from pinbench.results.runs import RunRecord, write_runs
 from pinbench.seeding import derive_seed
 
 
-#: The default quiet policy: others may use 10% of the CPUs; wait at most 10 s for less.
-QUIET = {"threshold": 0.10, "max_wait_s": 10.0}
+@dataclass(frozen=True, kw_only=True)
+class Job(JobSettings):
+    """One measurement job: the workflow's settings and each strategy's placement."""
 
+    placements: dict[str, Placement]  #: strategy -> its placement, in the campaign's order
 
-@dataclass
-class Job:
-    """Everything one measurement job needs; built by the workflow from the campaign."""
-
-    machine: str
-    benchmark: str
-    threads: int
-    argv: list[str]
-    env: dict[str, str]
-    validate: str
-    time_regex: str | None
-    timeout_s: float
-    repetitions: int
-    seed: int
-    order: str
-    placements: dict[str, dict]  #: strategy -> placement record
-    #: strategy -> the strategy whose experiment it is (identical placements, measured once)
-    same_as: dict[str, str] = field(default_factory=dict)
-    #: when to wait before a run: {"threshold": share of the CPUs, "max_wait_s": seconds}
-    quiet: dict = field(default_factory=lambda: dict(QUIET))
-    #: the early-stopping rule (:mod:`pinbench.measure.stopping`): {"policy": "precision",
-    #: "min": rounds, "precision": share of the median, "confidence": level}; None: every run
-    stopping: dict | None = None
-    #: the benchmark's binary, whose bytes the fingerprint holds (default: ``argv[0]``)
-    binary: str | None = None
-    #: the exit statuses that mean success
-    exit_status: list[int] = field(default_factory=lambda: [0])
-    #: more numbers from each run's output: name -> regex whose first group is the number
-    metrics: dict[str, str] = field(default_factory=dict)
-    #: explained runs (None: none): {"repetitions": R, "tool": what
-    #: :func:`pinbench.trace.build.ompt_tool` returned, "t1_argv": the one-thread
-    #: command or None (the campaign measures one thread), "sequential_argv": the
-    #: benchmark's ``sequential`` command or None}. Not part of the timing fingerprint.
-    explain: dict | None = None
+    @classmethod
+    def of(cls, settings: JobSettings, placements: Iterable[Placement]) -> Job:
+        """The job of ``settings`` with the placement of each of its strategies (KeyError:
+        a strategy without one)."""
+        found = {placement.strategy: placement for placement in placements}
+        return cls(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)},
+                   placements={strategy: found[strategy] for strategy in settings.strategies})
 
     @property
     def binary_path(self) -> str:
@@ -125,55 +106,39 @@ class Job:
         command (arguments, environment, how a run is judged), the plan (repetitions, order,
         merged strategies, stopping rule) and each strategy's placement (only its PUs:
         a re-trace that moves no thread changes none of these)."""
-        binary = self.binary_path
-        argv = ["{binary}" if os.path.abspath(arg) == binary else arg for arg in self.argv]
         parts = {
             "binary": self.binary_digest,
-            "command": _digest([argv, self.env, self.validate, self.time_regex,
-                                self.timeout_s, sorted(self.exit_status), self.metrics]),
-            "plan": _digest([self.machine, self.benchmark, self.threads, self.repetitions,
-                             self.seed, self.order, self.same_as, self.stopping]),
+            "command": formats.digest([self.located(self.argv), self.env, self.validate,
+                               self.time_regex, self.timeout_s, sorted(self.exit_status),
+                               self.metrics]),
+            "plan": formats.digest([self.machine, self.benchmark, self.threads, self.repetitions,
+                            self.seed, self.order, self.same_as, self.stopping]),
         }
-        for strategy, record in sorted(self.placements.items()):
-            parts[f"placement of {strategy}"] = _digest(
-                [record.get("pus"), record.get("pus_by_repetition")])
+        for strategy, placement in sorted(self.placements.items()):
+            parts[f"placement of {strategy}"] = formats.digest(
+                [placement.pus, placement.pus_by_repetition])
         return parts
 
     def fingerprint(self) -> str:
         """The hash of :meth:`fingerprint_parts`: a journal with another one holds another
         measurement."""
-        return _digest(self.fingerprint_parts())
+        return formats.digest(self.fingerprint_parts())
 
-    def legacy_fingerprint(self, merged: bool = True) -> str:
-        """The hash journals were written with before :meth:`fingerprint_parts` (the whole
-        placement records, the command as given with a relative binary path), so that they
-        resume. ``merged=False``: as written before identical placements were merged."""
-        binary, digest = self.binary_path, self.binary_digest
-        fields = {name: getattr(self, name) for name in MEASUREMENT_FIELDS}
-        fields["argv"] = [os.path.relpath(arg) if os.path.isabs(arg) and arg == binary else arg
-                          for arg in self.argv]
-        if merged and self.same_as:
-            fields["same_as"] = self.same_as
-        if self.stopping:
-            fields["stopping"] = self.stopping
-        blob = json.dumps([fields, digest], sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()
+    def located(self, argv: list[str] | None) -> list[str] | None:
+        """A command with the binary named ``{binary}``: the same wherever the project lies."""
+        binary = self.binary_path
+        return None if argv is None else [
+            "{binary}" if os.path.abspath(arg) == binary else arg for arg in argv]
 
-    def resumable(self) -> tuple[str, ...]:
-        """The older fingerprints whose journals this job resumes, merged first: those of
-        the same measurement (where exit statuses and metrics had no meaning yet)."""
-        if sorted(self.exit_status) != [0] or self.metrics:
-            return ()
-        return tuple(dict.fromkeys([self.legacy_fingerprint(), self.legacy_fingerprint(False)]))
-
-
-def _digest(value) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
-
-
-#: The fields of a job that defined what it measured in :meth:`Job.legacy_fingerprint`.
-MEASUREMENT_FIELDS = ("machine", "benchmark", "threads", "argv", "env", "validate",
-                      "time_regex", "timeout_s", "repetitions", "seed", "order", "placements")
+    def explained_plan(self) -> dict:
+        """What defines the explained runs besides the timing runs' measurement: their
+        settings (:class:`~pinbench.measure.settings.Explain`; commands :meth:`located`) and
+        the OMPT tool's bytes (its SHA-256)."""
+        with open(self.explain.tool["tool"], "rb") as handle:
+            tool = hashlib.sha256(handle.read()).hexdigest()
+        return {"repetitions": self.explain.repetitions,
+                "t1_argv": self.located(self.explain.t1_argv),
+                "sequential_argv": self.located(self.explain.sequential_argv), "tool": tool}
 
 
 def run_order(strategies: list[str], repetitions: int, order: str, seed: int) -> list[tuple[str, int]]:
@@ -301,18 +266,26 @@ def metrics(job: Job, stdout: str) -> tuple[dict[str, float], list[str]]:
 
 def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
                 launcher: Launcher | None = None,
-                outputs: kept_outputs.Outputs | None = None, wrap_env=None) -> RunRecord:
-    """Run one repetition of one strategy and return its record; keep its output in
-    ``outputs`` (the job's runs file, :mod:`pinbench.measure.outputs`) when given.
+                outputs: kept_outputs.Outputs | None = None) -> RunRecord:
+    """Run one repetition of one strategy on its placement and return its record; keep its
+    output in ``outputs`` (the job's runs file, :mod:`pinbench.measure.outputs`) when given.
 
     ``launcher``: the launcher process that runs it (default: this process's own). The
     output is parsed and the binding verified once the program is reaped, after the clock.
     """
-    pus = pus_for(job.placements[strategy], repetition)
-    if wrap_env is None:
-        env, request = prepared_run(job, pus)
-    else:  # a run of its own (explained: its own record file)
-        env, request = wrap_env(run_environment(job, pus)), None
+    pus = job.placements[strategy].pus_for(repetition)
+    env, request = prepared_run(job, pus)
+    return run_recorded(job, strategy, repetition, order_index, pus, env, request, launcher,
+                        outputs)
+
+
+def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
+                 pus: list[int] | None, env: dict[str, str], request: bytes | None = None,
+                 launcher: Launcher | None = None,
+                 outputs: kept_outputs.Outputs | None = None) -> RunRecord:
+    """One run on ``pus`` (None: not bound) in the environment ``env``, recorded as
+    ``strategy``'s repetition (:func:`measure_one`; ``request``: the launcher's, made for
+    this run when None)."""
     load_1m = os.getloadavg()[0]
     gov = governor(pus)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
@@ -382,22 +355,23 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
     asked = time.monotonic()
     with MachineLock(lock_path, lambda line: say(f"{label} {line}")):
         account["lock_wait_s"] += time.monotonic() - asked
-        older, parts = job.resumable(), job.fingerprint_parts()
-        with Journal(journal_path, _digest(parts), also=older,
-                     header={"timer": TIMER, "parts": parts}) as journal, \
+        parts = job.fingerprint_parts()
+        with Journal(journal_path, formats.digest(parts), header={"timer": TIMER, "parts": parts},
+                     migrate=lambda header: formats.read("journal", header, journal_path,
+                                                         job=job)) as journal, \
                 Launcher() as launcher:
             if journal.set_aside:
                 say(f"{label} WARNING: the measurement changed ({journal.changed}): "
                     f"{journal.set_aside_runs} finished runs set aside in {journal.set_aside}, "
                     "not used, and measured again")
-            unmerged = len(older) == 2 and journal.fingerprint == older[1]
             with (kept_outputs.Outputs(kept_outputs.folder(outputs, journal.fingerprint),
                                        journal.runs)
                   if outputs is not None else contextlib.nullcontext()) as kept, \
                     _ExplainedRuns(job, explained, journal.fingerprint, launcher, label,
                                    say) as extra:
-                records = _run_journaled(job, journal, launcher, not unmerged, kept, label,
-                                         say, extra, campaign, account)
+                records = _run_journaled(job, journal, launcher,
+                                         journal.header.get("merged", True), kept, label, say,
+                                         extra, campaign, account)
         write_runs(records, out)
     say(f"{label} {failure_summary(records)}")
     return records
@@ -516,12 +490,13 @@ class _ExplainedRuns:
         if not self.active:
             return
         self.journal_path, self.table = paths
-        plan = {key: value for key, value in job.explain.items() if key != "tool"}
-        with open(job.explain["tool"]["tool"], "rb") as handle:
-            plan["tool"] = hashlib.sha256(handle.read()).hexdigest()
-        self.fingerprint = _digest([fingerprint, plan])
+        plan = job.explained_plan()
+        self.fingerprint = formats.digest([fingerprint, plan])
         self.journal = Journal(self.journal_path, self.fingerprint,
-                               header={"timer": TIMER, "explain": plan})
+                               header={"timer": TIMER, "explain": plan},
+                               migrate=lambda header: formats.read(
+                                   "journal", header, self.journal_path, job=job,
+                                   timing=fingerprint))
         if self.journal.set_aside:
             say(f"{label} explained runs: the measurement changed ({self.journal.changed}): "
                 f"{self.journal.set_aside_runs} set aside in {self.journal.set_aside}")
@@ -539,11 +514,11 @@ class _ExplainedRuns:
         if not self.active:
             return
         self.stands_for = stands_for
-        reps = self.job.explain["repetitions"]
+        reps = self.job.explain.repetitions
         order = [("explained", s, r) for s in measured for r in range(reps)]
-        if self.job.explain.get("t1_argv"):
+        if self.job.explain.t1_argv:
             order += [("t1", T1_RUN, r) for r in range(reps)]
-        if self.job.explain.get("sequential_argv"):
+        if self.job.explain.sequential_argv:
             order += [("sequential", SEQUENTIAL_RUN, r) for r in range(reps)]
         random.Random(derive_seed(self.job.seed, "explain", self.job.machine,
                                   self.job.benchmark, self.job.threads)).shuffle(order)
@@ -571,7 +546,7 @@ class _ExplainedRuns:
         self.table.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "w") as handle:
             for row in rows:
-                handle.write(json.dumps(row, sort_keys=True) + "\n")
+                handle.write(json.dumps(formats.stamp("explained", row), sort_keys=True) + "\n")
         os.replace(tmp, self.table)
         failed = [row for row in rows if not row["ok"]]
         self.say(f"{self.label} explained runs: {len(rows)}, {len(failed)} failed"
@@ -583,19 +558,17 @@ class _ExplainedRuns:
         job, record_file = self.job, None
         if kind == "explained":
             placement = job.placements[strategy]
-            if "pus_by_repetition" in placement:  # random: the timing runs' draws, in turn
-                draws = placement["pus_by_repetition"]
-                placement = {"pus": draws[rep % len(draws)]}
-            run_job_ = dataclasses.replace(job, placements={strategy: placement})
+            # random: the timing runs' draws, in turn
+            pus = placement.pus_for(rep % len(placement.pus_by_repetition)) \
+                if placement.per_repetition else placement.pus
             record_file = explaining.record_path(self.folder, strategy, rep)
-            wrap = lambda env: explaining.explain_environment(  # noqa: E731
-                env, job.explain["tool"], record_file)
-        else:
-            argv = job.explain["t1_argv" if kind == "t1" else "sequential_argv"]
-            run_job_ = dataclasses.replace(job, threads=1, argv=argv,
-                                           placements={strategy: {"pus": None}})
-            wrap = None
-        record = measure_one(run_job_, strategy, rep, index, self.launcher, None, wrap)
+            env = explaining.explain_environment(run_environment(job, pus), job.explain.tool,
+                                                 record_file)
+        else:  # the uninstrumented baselines: one thread, not bound
+            job = dataclasses.replace(job, threads=1, argv=job.explain.t1_argv
+                                      if kind == "t1" else job.explain.sequential_argv)
+            pus, env = None, run_environment(job, None)
+        record = run_recorded(job, strategy, rep, index, pus, env, None, self.launcher)
         self.runs, self.wall_s = self.runs + 1, self.wall_s + (record.wall_s or 0.0)
         row = record.as_row()
         ompt = explaining.read_record(record_file) if record_file else None
@@ -604,7 +577,7 @@ class _ExplainedRuns:
         if kind == "explained":
             row["stands_for"] = " ".join(self.stands_for.get(strategy, []))
         row.update(kind=kind, ompt=ompt,
-                   runtime=explaining.runtime_used(ompt, job.binary_path)
+                   runtime=explaining.runtime_used(ompt, self.job.binary_path)
                    if kind == "explained" else "")
         self.journal.append(row)
         if not row["ok"] and not self.warned:

@@ -1,10 +1,11 @@
 """An append-only journal of finished runs, so a killed campaign loses nothing.
 
-One JSON object per line. The first line is a header holding a fingerprint
-of everything that defines the measurement (binary, command, environment,
-placements, order), and what the caller adds (how the runs are timed); each later
-line is one finished run, written and made durable before the next run starts (through
-a descriptor kept open: one ``pwrite`` and one ``fdatasync`` per run).
+One JSON object per line. The first line is a header holding the journal's version
+(``format``: :mod:`pinbench.results.formats`), a fingerprint of everything that defines
+the measurement (binary, command, environment, placements, order), and what the caller adds
+(how the runs are timed); each later line is one finished run, written and made durable
+before the next run starts (through a descriptor kept open: one ``pwrite`` and one
+``fdatasync`` per run).
 
 The runs' lines go into zero bytes written ahead: while a job runs, the file ends in
 up to :data:`CHUNK` bytes of NUL padding, written and made durable once per chunk (with
@@ -37,7 +38,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from pinbench.results import formats
 
 #: Bytes of zeros written ahead of the runs' lines at a time (about 90 runs' lines).
 CHUNK = 64 << 10
@@ -76,8 +80,8 @@ def set_aside(path: Path, runs: int, changed: str, **note) -> Path:
         target = path.with_name(f"{path.name}.stale-{stamp}-{k}")
     os.replace(path, target)
     why = target.with_name(target.name + ".why")
-    why.write_text(json.dumps({"runs": runs, "changed": changed, "set_aside": time.time()}
-                              | note) + "\n")
+    why.write_text(json.dumps(formats.stamp("note", {"runs": runs, "changed": changed,
+                                                     "set_aside": time.time()} | note)) + "\n")
     return target
 
 
@@ -92,11 +96,13 @@ def _fsync_dir(path: Path) -> None:
 class Journal:
     """Finished runs of one measurement job, keyed by (strategy, repetition)."""
 
-    def __init__(self, path: Path, fingerprint: str, also: tuple[str, ...] = (),
-                 header: dict | None = None):
-        """``also``: other fingerprints an existing journal may have and still be resumed
-        (:attr:`fingerprint` is then the one it has); ``header``: more fields for the
-        header of a new journal (:attr:`header` is the header the journal has)."""
+    def __init__(self, path: Path, fingerprint: str, header: dict | None = None,
+                 migrate: Callable[[dict], dict] | None = None):
+        """``header``: more fields for the header of a new journal (:attr:`header` is the
+        header the journal has, in the current version); ``migrate``: reads an existing
+        journal's header in the current version, matched against the measurement
+        (:func:`pinbench.results.formats.migrate_journal_1`; default: as it is written).
+        The journal resumes when that header's fingerprint is ``fingerprint``."""
         self.path = path
         self.fingerprint = fingerprint
         self.runs: dict[tuple[str, int], dict] = {}
@@ -105,22 +111,20 @@ class Journal:
         self.changed = ""  #: what differs from the stale journal, in words
         self.header: dict = {}
         self._fd = -1
-        self._open(also, header or {})
+        self._open(header or {}, migrate or (
+            lambda found: formats.read("journal", found, self.path)))
 
-    def _open(self, also: tuple[str, ...], extra: dict) -> None:
+    def _open(self, extra: dict, migrate: Callable[[dict], dict]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = self._read_complete_lines()
-        self.header = json.loads(lines[0]) if lines else {}
-        found = self.header.get("fingerprint")
-        if found in also:
-            self.fingerprint = found
-        if lines and found != self.fingerprint:
+        self.header = migrate(json.loads(lines[0])) if lines else {}
+        if lines and self.header.get("fingerprint") != self.fingerprint:
             self._set_aside(self.header.get("parts", {}), extra.get("parts", {}), len(lines) - 1)
             lines = []
         if not lines:
             self.header = {"fingerprint": self.fingerprint, "created": time.time(), **extra}
             with self.path.open("w") as handle:
-                handle.write(json.dumps(self.header) + "\n")
+                handle.write(json.dumps(formats.stamp("journal", self.header)) + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
             _fsync_dir(self.path.parent)

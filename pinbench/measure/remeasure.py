@@ -26,6 +26,7 @@ from pathlib import Path
 
 from pinbench.measure import outputs
 from pinbench.measure.journal import read_lines, set_aside
+from pinbench.results import formats
 from pinbench.results.layout import Layout
 
 WHY = "re-measured on request"
@@ -43,7 +44,8 @@ def remeasure(root: str, machine: str, bench: str, threads: int,
     done = [] if journal.exists() else [f"no journal {journal} to set aside"]
     if journal.exists():
         lines = read_lines(journal)
-        count, header = max(0, len(lines) - 1), json.loads(lines[0] if lines else "{}")
+        count = max(0, len(lines) - 1)
+        header = formats.read("journal", json.loads(lines[0]), journal) if lines else {}
         note = {"strategy": strategy} if strategy else {}
         target = set_aside(journal, count, why + (f" (strategy {strategy}: the whole job, "
                                                   "so that its runs share one session)"

@@ -33,7 +33,7 @@ from pinbench.place.domains import PlacementError
 from pinbench.place.record import core_sharing, make_placement, ranked, shared_levels
 from pinbench.place.registry import NAMES, STRATEGIES, parse_strategy
 from pinbench.place.study import Memo
-from pinbench.results.placements import example_pus, omp_places, placement_line, write_placement
+from pinbench.results.placements import Placement, omp_places, write_placement
 from pinbench.topology import Topology, TopologyError, load
 
 SOCKET_VARIANTS = tuple(name for name, strategy in STRATEGIES.items() if strategy.takes_sockets)
@@ -59,18 +59,18 @@ def strategy_names(requested: list[str], sockets: int | None) -> list[str]:
     return [f"{name}-{sockets}" if name in SOCKET_VARIANTS else name for name in names]
 
 
-def summary(topo: Topology, record: dict) -> dict:
-    """What the command reports of one placement record (``random``: its first repetition)."""
-    pus = example_pus(record)
-    return {"strategy": record["strategy"], "pus": pus, "J": record["J"],
-            "core_pairs": core_sharing(topo, record),
+def summary(topo: Topology, placement: Placement) -> dict:
+    """What the command reports of one placement (``random``: its first repetition)."""
+    pus = placement.example_pus
+    return {"strategy": placement.strategy, "pus": pus, "J": placement.J,
+            "core_pairs": core_sharing(topo, placement),
             "omp_places": None if pus is None else omp_places(pus),
             "shared_level": None if pus is None else
-            record.get("shared_level") or shared_levels(topo, pus)}
+            placement.shared_level or shared_levels(topo, pus)}
 
 
-def _print_one(topo: Topology, record: dict, threads: int) -> None:
-    found = summary(topo, record)
+def _print_one(topo: Topology, placement: Placement, threads: int) -> None:
+    found = summary(topo, placement)
     print(f"{found['strategy']}: {threads} threads on {topo.summary()}")
     if found["pus"] is None:
         print("thread -> PU: not bound (the OS decides)")
@@ -82,20 +82,20 @@ def _print_one(topo: Topology, record: dict, threads: int) -> None:
     print(f"thread pairs sharing a core: {found['core_pairs']:g}")
 
 
-def _print_table(topo: Topology, records: list[dict], threads: int) -> None:
+def _print_table(topo: Topology, placements: list[Placement], threads: int) -> None:
     """J, J over the best's, thread pairs sharing a core, and the rank by (core pairs, J)."""
-    order = ranked(topo, records)
-    rank = {record["strategy"]: (k, pairs) for k, (record, pairs) in enumerate(order, 1)}
-    best = order[0][0]["J"] if order else None
+    order = ranked(topo, placements)
+    rank = {placement.strategy: (k, pairs) for k, (placement, pairs) in enumerate(order, 1)}
+    best = order[0][0].J if order else None
     print(f"{threads} threads on {topo.summary()}")
     print(f"{'strategy':>12} {'J':>14} {'J/best':>8} {'core pairs':>10} {'rank':>5}")
-    for record in records:
-        if record["strategy"] not in rank:
-            print(f"{record['strategy']:>12} {'-':>14} {'-':>8} {'-':>10} {'-':>5}")
+    for placement in placements:
+        if placement.strategy not in rank:
+            print(f"{placement.strategy:>12} {'-':>14} {'-':>8} {'-':>10} {'-':>5}")
             continue
-        place, pairs = rank[record["strategy"]]
-        ratio = record["J"] / best if best else 1.0
-        print(f"{record['strategy']:>12} {record['J']:>14.6g} {ratio:>8.4f} {pairs:>10.4g} "
+        place, pairs = rank[placement.strategy]
+        ratio = placement.J / best if best else 1.0
+        print(f"{placement.strategy:>12} {placement.J:>14.6g} {ratio:>8.4f} {pairs:>10.4g} "
               f"{place:>5}")
 
 
@@ -128,23 +128,23 @@ def main(argv: list[str] | None = None) -> int:
         threads = len(matrix) if args.threads is None else args.threads
         topo = load(args.topology)
         memo = Memo()  # the strategies share their matching, partitions and study placements
-        records = [make_placement(topo, name, threads, args.seed, args.repetitions, matrix,
-                                  memo=memo)
-                   for name in names]
+        placements = [make_placement(topo, name, threads, args.seed, args.repetitions, matrix,
+                                     memo=memo)
+                      for name in names]
     except (TopologyError, MatrixError, PlacementError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     single = args.strategies != ["all"] and len(names) == 1
     if args.outdir is not None:
         args.outdir.mkdir(parents=True, exist_ok=True)
-        for record in records:
-            write_placement(record, args.outdir / f"{record['strategy']}.json")
-            print(placement_line(record))
+        for placement in placements:
+            write_placement(placement, args.outdir / f"{placement.strategy}.json")
+            print(placement.line())
     elif args.json:
-        found = [summary(topo, record) for record in records]
+        found = [summary(topo, placement) for placement in placements]
         print(json.dumps(found[0] if single else {f["strategy"]: f for f in found}))
     elif single:
-        _print_one(topo, records[0], threads)
+        _print_one(topo, placements[0], threads)
     else:
-        _print_table(topo, records, threads)
+        _print_table(topo, placements, threads)
     return 0

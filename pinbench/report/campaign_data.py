@@ -17,8 +17,9 @@ import numpy as np
 
 from pinbench.graph.matrix import MatrixError, read_matrix
 from pinbench.place.record import core_sharing
+from pinbench.results import formats
 from pinbench.results.layout import Layout
-from pinbench.results.placements import example_pus, read_placement
+from pinbench.results.placements import read_placement
 from pinbench.results.runs import RunRecord, read_runs
 from pinbench.topology import Node, Topology, TopologyError, parse_xml
 from pinbench.stats.cells import describe_cells
@@ -32,9 +33,10 @@ from pinbench.stats.tables import footnotes, split_warnings
 _CHECK_P = re.compile(r" \((?:Shapiro-Wilk|Kolmogorov-Smirnov) p = [^)]*\)")
 
 
-def read_json(path: Path):
-    """A JSON file's content, or None when the campaign did not write it."""
-    return json.loads(path.read_text()) if path.exists() else None
+def read_json(path: Path, kind: str) -> dict | None:
+    """The content of a JSON file of ``kind`` (:mod:`pinbench.results.formats`) in the current
+    version, or None when the campaign did not write it."""
+    return formats.read(kind, json.loads(path.read_text()), path) if path.exists() else None
 
 
 def campaign_runs(layout: Layout) -> list[RunRecord]:
@@ -125,11 +127,11 @@ def placement_scores(layout: Layout, cells: list[dict]) -> dict[tuple, dict]:
                 trees[machine] = parse_xml(xml.read_text(), str(xml))
             except (OSError, TopologyError):
                 trees[machine] = None
-        record = read_placement(path) if path.exists() else None
+        placement = read_placement(path) if path.exists() else None
         scores[(machine, bench, threads, cell["strategy"])] = {
-            "J": None if record is None else record["J"],
-            "core_pairs": None if record is None or trees[machine] is None
-            else core_sharing(trees[machine], record)}
+            "J": None if placement is None else placement.J,
+            "core_pairs": None if placement is None or trees[machine] is None
+            else core_sharing(trees[machine], placement)}
     return scores
 
 
@@ -199,19 +201,19 @@ def placement_sections(layout: Layout, machine: str) -> list[dict]:
     objectives: dict[tuple[int, str], dict[str, float]] = defaultdict(dict)
     notes: dict[tuple[int, str], str] = {}
     for found, path in layout.placement_files(machine):
-        record = read_placement(path)
-        key = (record["threads"], record["strategy"])
-        pus = example_pus(record)
+        placement = read_placement(path)
+        key = (placement.threads, placement.strategy)
+        pus = placement.example_pus
         if pus is None:
             continue
-        if "pus_by_repetition" in record:
+        if placement.per_repetition:
             if key in notes:
                 continue  # random: one example is enough
-            notes[key] = (f"a fresh placement per repetition (seed {record['seed']} for "
+            notes[key] = (f"a fresh placement per repetition (seed {placement.seed} for "
                           f"{found.benchmark}); repetition 0 shown")
         maps[key][found.benchmark] = pus
-        if record.get("J") is not None:
-            objectives[key][found.benchmark] = record["J"]
+        if placement.J is not None:
+            objectives[key][found.benchmark] = placement.J
     sections = []
     for (threads, strategy), per_bench in sorted(maps.items()):
         distinct: dict[tuple, list[str]] = defaultdict(list)

@@ -52,7 +52,7 @@ def run_counts(runs: list[RunRecord]) -> dict:
 
 def context(layout: Layout, config: dict, measured: list[str]) -> dict:
     """All the template needs, from the campaign's results."""
-    stats = data.read_json(Path(layout.stats("json"))) or {"cells": [], "summary": []}
+    stats = data.read_json(Path(layout.stats("json")), "stats") or {"cells": [], "summary": []}
     runs = data.campaign_runs(layout)
     verdicts = data.verdicts(layout)
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -69,7 +69,7 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
             "name": name, "measured": name in measured,
             "topology": config["machines"][name]["topology"],
             "drawing": data.lstopo_image(topology) if topology.exists() else None,
-            "environment": data.read_json(Path(layout.environment(name))),
+            "environment": data.read_json(Path(layout.environment(name)), "environment"),
             "counts": run_counts([r for r in runs if r.machine == name]),
             "placements": data.placement_sections(layout, name),
             "heatmaps": data.heatmaps(layout, name, figure_meta),

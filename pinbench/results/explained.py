@@ -6,17 +6,21 @@ Each row holds the columns of a run record (:class:`pinbench.results.runs.RunRec
 ``t1`` (the benchmark at one thread, uninstrumented: T_1) or ``sequential`` (the
 benchmark's ``sequential`` command: T_s); ``runtime`` says which OpenMP runtime an
 explained run used. These rows are never timing runs: no reader of runs tables sees them.
+Each row holds its version (``format``: :mod:`pinbench.results.formats`).
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from pinbench.results import formats
+
 KINDS = ("explained", "t1", "sequential")
 
 
 def read_explained(paths: list[Path]) -> list[dict]:
-    """Every row of one or more explained tables, in file order (ValueError: not one)."""
+    """Every row of one or more explained tables, in file order, in the current version
+    (ValueError: not one; FormatError: a version this pinbench does not know)."""
     rows = []
     for path in paths:
         for number, line in enumerate(Path(path).read_text().splitlines(), 1):
@@ -26,7 +30,8 @@ def read_explained(paths: list[Path]) -> list[dict]:
                 row = json.loads(line)
             except ValueError as exc:
                 raise ValueError(f"{path}, line {number}: {exc}") from None
-            if not isinstance(row, dict) or row.get("kind") not in KINDS:
+            row = formats.read("explained", row, f"{path}, line {number}")
+            if row.get("kind") not in KINDS:
                 raise ValueError(f"{path}, line {number}: not an explained run")
             rows.append(row)
     return rows

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench.measure.journal import finished_runs
+from pinbench.results import formats
 
 
 def sidecar_path(matrix_csv: Path | str) -> Path:
@@ -225,7 +226,8 @@ class Layout:
         notes = []
         for path in sorted(Path(self.machine(machine)).glob("journal/*/t*.jsonl.stale-*[0-9]")):
             why = Path(f"{path}.why")
-            note = json.loads(why.read_text()) if why.is_file() else {}
+            note = formats.read("note", json.loads(why.read_text()), why) \
+                if why.is_file() else {}
             runs = note["runs"] if "runs" in note else finished_runs(path)
             notes.append({"machine": machine, "benchmark": path.parent.name,
                           "threads": int(path.name.split(".")[0][1:]), "path": str(path),

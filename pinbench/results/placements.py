@@ -1,17 +1,20 @@
 """Placement files: ``placements/<bench>/t<N>/<strategy>.json``, written by the place stage.
 
-One JSON object per (machine, benchmark, threads, strategy), read by the
-measuring process, the plan and the report. Its fields:
+One JSON object per (machine, benchmark, threads, strategy), read by the measuring process,
+the plan and the report as a :class:`Placement`. Its fields:
 
 - ``strategy``, ``threads``, ``topology`` (the spec it was made for), ``placeable``
   (the PUs a placement may use);
 - ``pus``: entry i is thread i's PU (OS index); None for ``os`` (not bound) and ``random``;
-- ``omp_places``: the ``OMP_PLACES`` value that pins thread i to ``pus[i]``;
+- ``omp_places``: the ``OMP_PLACES`` value that pins thread i to ``pus[i]`` (made from
+  ``pus``, written for readers of the file);
 - ``J``: the objective the placement reaches (None without an affinity matrix, and for ``os``);
 - strategies with one list: ``shared_level`` (N x N: type of the lowest hwloc object
   holding the PUs of threads i and j), and ``seed`` (METIS's) for the graph strategies;
 - ``random``: ``seed``, ``pus_by_repetition`` (one list per repetition) and
-  ``J_by_repetition`` (``J`` is then their mean).
+  ``J_by_repetition`` (None without a matrix; ``J`` is then their mean);
+- ``oversubscribed``: true when threads outnumber the placeable PUs (absent otherwise);
+- ``format``: the file's version (:mod:`pinbench.results.formats`).
 
 This module reads and writes the files and nothing more, so the measuring
 process can read them without loading any placement algorithm.
@@ -19,7 +22,10 @@ process can read them without loading any placement algorithm.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
+
+from pinbench.results import formats
 
 
 def omp_places(pus: list[int]) -> str:
@@ -31,44 +37,95 @@ def omp_places(pus: list[int]) -> str:
     return ",".join(f"{{{pu}}}" for pu in pus)
 
 
-def pus_for(record: dict, repetition: int) -> list[int] | None:
-    """The thread -> PU list a placement prescribes for one repetition (None for ``os``)."""
-    if "pus_by_repetition" in record:
-        return record["pus_by_repetition"][repetition]
-    return record["pus"]
+@dataclass(frozen=True)
+class Placement:
+    """One strategy's placement of a benchmark's threads (a placement file's content)."""
+
+    strategy: str
+    threads: int
+    topology: str
+    placeable: list[int]
+    pus: list[int] | None  #: thread i's PU; None: not bound (``os``), or one per repetition
+    J: float | None
+    shared_level: list[list[str]] | None = None
+    seed: int | None = None
+    pus_by_repetition: list[list[int]] | None = None  #: ``random``: a list per repetition
+    J_by_repetition: list[float] | None = None
+    oversubscribed: bool = False
+
+    @property
+    def per_repetition(self) -> bool:
+        """Whether each repetition has a list of its own (``random``)."""
+        return self.pus_by_repetition is not None
+
+    def pus_for(self, repetition: int) -> list[int] | None:
+        """The thread -> PU list of one repetition (None: not bound)."""
+        return self.pus_by_repetition[repetition] if self.per_repetition else self.pus
+
+    @property
+    def example_pus(self) -> list[int] | None:
+        """The list to show: its own, the first repetition's for ``random``."""
+        return self.pus_for(0)
+
+    @property
+    def omp_places(self) -> str | None:
+        """The ``OMP_PLACES`` value of :attr:`pus` (None when there is no one list)."""
+        return None if self.pus is None else omp_places(self.pus)
+
+    def line(self) -> str:
+        """One human-readable line: strategy, its thread -> PU list, and J when known.
+
+        >>> Placement("compact", 2, "t.xml", [0, 2], [0, 2], 1.5).line()
+        '   compact: 0 2 (J 1.5)'
+        >>> Placement("os", 2, "t.xml", [0, 2], None, None).line()
+        '        os: not bound (the OS decides)'
+        """
+        name = f"{self.strategy:>10}"
+        if self.pus:
+            line, objective_label = f"{name}: {' '.join(map(str, self.pus))}", "J"
+        elif self.per_repetition:
+            line = (f"{name}: fresh per repetition (seed {self.seed}), "
+                    f"e.g. {' '.join(map(str, self.pus_by_repetition[0]))}")
+            objective_label = "mean J"
+        else:
+            return f"{name}: not bound (the OS decides)"
+        return line if self.J is None else f"{line} ({objective_label} {self.J:.6g})"
+
+    def to_json(self) -> dict:
+        """The file's object (without its version), keys in the order the files have them:
+        the optional fields only where the strategy has them."""
+        data = {"strategy": self.strategy, "threads": self.threads, "topology": self.topology,
+                "placeable": self.placeable, "pus": self.pus, "omp_places": self.omp_places,
+                "J": self.J}
+        if self.shared_level is not None:
+            data["shared_level"] = self.shared_level
+        if self.seed is not None:
+            data["seed"] = self.seed
+        if self.per_repetition:
+            data.update(pus_by_repetition=self.pus_by_repetition,
+                        J_by_repetition=self.J_by_repetition)
+        if self.oversubscribed:
+            data["oversubscribed"] = True
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> Placement:
+        """The placement of a file's object (current version; ``omp_places`` is made from
+        ``pus``). TypeError for a missing or unknown field."""
+        return cls(**{name: value for name, value in data.items() if name != "omp_places"})
 
 
-def example_pus(record: dict) -> list[int] | None:
-    """The list to show for a placement: its own, the first repetition's for ``random``."""
-    return pus_for(record, 0)
-
-
-def placement_line(record: dict) -> str:
-    """One human-readable line: strategy, its thread -> PU list, and J when known.
-
-    >>> placement_line({"strategy": "compact", "pus": [0, 2], "J": 1.5})
-    '   compact: 0 2 (J 1.5)'
-    >>> placement_line({"strategy": "os", "pus": None})
-    '        os: not bound (the OS decides)'
-    """
-    name = f"{record['strategy']:>10}"
-    if record.get("pus"):
-        line, objective_label = f"{name}: {' '.join(map(str, record['pus']))}", "J"
-    elif "pus_by_repetition" in record:
-        first = record["pus_by_repetition"][0]
-        line = (f"{name}: fresh per repetition (seed {record['seed']}), "
-                f"e.g. {' '.join(map(str, first))}")
-        objective_label = "mean J"
-    else:
-        return f"{name}: not bound (the OS decides)"
-    return line if record.get("J") is None else f"{line} ({objective_label} {record['J']:.6g})"
-
-
-def write_placement(record: dict, path: Path | str) -> None:
+def write_placement(placement: Placement, path: Path | str) -> None:
     """Write one placement file."""
-    Path(path).write_text(json.dumps(record, indent=1) + "\n")
+    Path(path).write_text(json.dumps(formats.stamp("placement", placement.to_json()),
+                                     indent=1) + "\n")
 
 
-def read_placement(path: Path | str) -> dict:
-    """Read one placement file."""
-    return json.loads(Path(path).read_text())
+def read_placement(path: Path | str) -> Placement:
+    """Read one placement file, of any version (:mod:`pinbench.results.formats`; FormatError
+    for one this pinbench does not know, or no placement)."""
+    content = formats.read("placement", json.loads(Path(path).read_text()), path)
+    try:
+        return Placement.from_json(content)
+    except TypeError as exc:
+        raise formats.FormatError(f"{path}: not a placement file ({exc})") from None

@@ -3,7 +3,8 @@
 Each measurement job writes ``runs/<bench>/t<N>.csv``; the campaign's
 ``runs.csv`` is their concatenation. :class:`RunRecord` is the one typed row,
 :func:`read_runs` the one reader and :attr:`RunRecord.counts` the one rule
-that says whether a run's time enters the statistics.
+that says whether a run's time enters the statistics. A table's last column,
+``format``, is its version (:mod:`pinbench.results.formats`).
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import dataclasses
 import os
 import typing
 from pathlib import Path
+
+from pinbench.results import formats
 
 #: The values of ``verification``: every thread ran where planned, some thread ran elsewhere,
 #: some thread reported no binding, the run was not bound (``os``), the runtime ran another
@@ -85,6 +88,8 @@ class RunRecord:
 
 
 RUN_COLUMNS = [field.name for field in dataclasses.fields(RunRecord)]
+#: The columns of a runs table: a run record's, then the table's version.
+TABLE_COLUMNS = [*RUN_COLUMNS, formats.KEY]
 #: The columns every runs table has; the others were added later and may be absent.
 REQUIRED_COLUMNS = [field.name for field in dataclasses.fields(RunRecord)
                     if field.default is dataclasses.MISSING]
@@ -103,13 +108,16 @@ def _parser(kind) -> typing.Callable[[str], object]:
 _PARSERS = {name: _parser(kind) for name, kind in typing.get_type_hints(RunRecord).items()}
 
 
-def from_row(row: dict[str, str]) -> RunRecord:
-    """A record from one CSV row of strings (a later column absent: its default)."""
+def from_row(row: dict[str, str], source) -> RunRecord:
+    """A record from one CSV row of strings, of any version (a later column absent: its
+    default; FormatError: a version this pinbench does not know)."""
+    row = formats.read("runs", row, source)
     return RunRecord(**{name: _PARSERS[name](row[name]) for name in RUN_COLUMNS if name in row})
 
 
 def read_runs(paths: list[Path]) -> list[RunRecord]:
-    """The records of one or more runs tables, in file order (ValueError: not a runs table)."""
+    """The records of one or more runs tables, in file order (ValueError: not a runs table,
+    or one of a version this pinbench does not know)."""
     records = []
     for path in paths:
         with Path(path).open(newline="") as handle:
@@ -117,9 +125,12 @@ def read_runs(paths: list[Path]) -> list[RunRecord]:
             missing = [name for name in REQUIRED_COLUMNS
                        if name not in (reader.fieldnames or [])]
             if missing:
+                formats.version("runs", next(reader, {}), path)  # a newer table says so
                 raise ValueError(f"{path}: not a runs table (no column {missing[0]!r})")
             try:
-                records.extend(from_row(row) for row in reader)
+                records.extend(from_row(row, path) for row in reader)
+            except formats.FormatError:
+                raise
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"{path}, line {reader.line_num}: {exc}") from None
     return records
@@ -137,5 +148,6 @@ def write_table(path: Path, columns: list[str], rows) -> None:
 
 
 def write_runs(records: list[RunRecord], path: Path) -> None:
-    """Write a runs table, rows in the given order (:func:`write_table`)."""
-    write_table(path, RUN_COLUMNS, (record.as_row() for record in records))
+    """Write a runs table, rows in the given order, its version on each (:func:`write_table`)."""
+    write_table(path, TABLE_COLUMNS,
+                (formats.stamp("runs", record.as_row()) for record in records))

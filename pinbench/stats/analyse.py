@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pinbench.place.symmetry import canonical_form
+from pinbench.results import formats
 from pinbench.results.layout import STATS_FILES
 from pinbench.results.runs import RunRecord, read_runs
 from pinbench.topology import Topology, TopologyError, load
@@ -37,9 +38,10 @@ from pinbench.topology import Topology, TopologyError, load
 # The statistics themselves (drift, tables, verdicts: SciPy) are imported by the functions that
 # compute them: the workflow reads FORMAT and the verdicts files at every call.
 
-#: The version of the files' columns: the workflow passes it to the analysis as a parameter,
-#: so results analysed by an older pinbench are analysed again (Snakemake's params trigger).
-FORMAT = 2
+#: The version of the analysis' files (:mod:`pinbench.results.formats`): the workflow passes
+#: it to the analysis as a parameter, so results analysed by an older pinbench are analysed
+#: again (Snakemake's params trigger); ``stats.json`` holds it too.
+FORMAT = formats.CURRENT["stats"]
 VERDICT_COLUMNS = [
     "machine", "benchmark", "threads", "baseline", "tests", "best", "stands_for",
     "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_runner_up", "clear_winner",
@@ -113,8 +115,9 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     meta = {"campaign": campaign, "baseline": baseline, "confidence": confidence,
             "weights": benchmark_weights or "equal", "bootstrap_seed": seed,
             "runs": str(runs_csv)}
-    outputs["json"].write_text(
-        json.dumps({"meta": meta, "cells": cells, "summary": summary}, indent=1) + "\n")
+    outputs["json"].write_text(json.dumps(
+        formats.stamp("stats", {"meta": meta, "cells": cells, "summary": summary}),
+        indent=1) + "\n")
     return text
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from pinbench.graph.matrix import MatrixError, read_matrix
+from pinbench.results import formats
 from pinbench.results.layout import sidecar_path
 from pinbench.trace.build import TRACERS, TraceError, built_tracer, pin_root
 
@@ -170,7 +171,7 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
         raise TraceError(f"{program_argv[0]} ran but no matrix was written to {out_csv}{hint}")
     try:
         matrix = read_matrix(out_csv)
-        sidecar = json.loads(out_json.read_text())
+        sidecar = formats.read("sidecar", json.loads(out_json.read_text()), out_json)
     except (MatrixError, ValueError) as exc:
         raise TraceError(f"unusable tracer output: {exc}") from None
     set_here = [*options, "OMP_NUM_THREADS", "VALGRIND_LIB", "OMP_WAIT_POLICY"]
@@ -189,5 +190,5 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
             f"no cache line was shared by two of the {threads} threads (an all-zero matrix): "
             "the graph strategies will place as if nothing were shared; is the traced program "
             "the OpenMP program itself?"]
-    out_json.write_text(json.dumps(sidecar, indent=2) + "\n")
+    out_json.write_text(json.dumps(formats.stamp("sidecar", sidecar), indent=2) + "\n")
     return sidecar

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pinbench.results import formats
 from pinbench.results.layout import Layout
 
 
@@ -23,12 +24,17 @@ def job_timings(layout: Layout, since: float) -> list[tuple[str, Path, float, fl
             if ended < since:
                 continue
             text = path.read_text()
-            seconds = float(json.loads(text)["process_s"] if path.suffix == ".json"
+            seconds = float(read_account(path)["process_s"] if path.suffix == ".json"
                             else text.splitlines()[1].split("\t")[0])
         except (OSError, IndexError, KeyError, ValueError):
             continue
         found.append((stage, path, seconds, ended))
     return found
+
+
+def read_account(path: Path) -> dict:
+    """A measuring process's account (:meth:`Layout.account`), in the current version."""
+    return formats.read("account", json.loads(path.read_text()), path)
 
 
 def time_breakdown(layout: Layout, since: float, wall_s: float | None = None) -> str:
@@ -72,7 +78,7 @@ def where_time_went(jobs: list[tuple[str, Path, float, float]], since: float,
         by_stage[stage] = by_stage.get(stage, 0.0) + seconds
         if stage != "measure":
             continue
-        account = json.loads(path.read_text())
+        account = read_account(path)
         for key in ("runs", "measuring_s", "explained_s", "quiet_wait_s", "lock_wait_s"):
             measure[key] += account.get(key, 0)
         loop = account.get("loop_s", 0.0)

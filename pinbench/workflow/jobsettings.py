@@ -8,6 +8,7 @@ import shlex
 from pathlib import Path
 
 from pinbench.measure.progress import cell_name
+from pinbench.measure.settings import Explain, JobSettings
 from pinbench.native import NotBuilt
 from pinbench.place.symmetry import canonical_form
 from pinbench.results.placements import read_placement
@@ -27,12 +28,13 @@ def same_experiments(strategies: list[str], placement_files: list[str],
     topo = parse_xml(Path(topology_xml).read_text(), topology_xml)
     first: dict[tuple, str] = {}
     same_as = {}
-    records = {record["strategy"]: record for record in map(read_placement, placement_files)}
+    placements = {placement.strategy: placement
+                  for placement in map(read_placement, placement_files)}
     for strategy in strategies:
-        pus = records[strategy]["pus"]
-        if not pus or "pus_by_repetition" in records[strategy]:
+        placement = placements[strategy]
+        if not placement.pus or placement.per_repetition:
             continue
-        form = canonical_form(topo, pus)
+        form = canonical_form(topo, placement.pus)
         if form in first:
             same_as[strategy] = first[form]
         else:
@@ -43,27 +45,28 @@ def same_experiments(strategies: list[str], placement_files: list[str],
 def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,
                  placement_files: list[str], topology_xml: str,
                  thread_counts: tuple[int, ...] = ()) -> str:
-    """The JSON job description that ``python -m pinbench.measure --spec`` reads
-    (``thread_counts``: the machine's; with ``explain``, T_1 is measured by the job only
-    when 1 is not among them). The OMPT tool is added at run time (:func:`with_ompt_tool`)."""
+    """The job's settings (:class:`JobSettings`) as the JSON that ``python -m pinbench.measure
+    --spec`` reads (``thread_counts``: the machine's; with ``explain``, T_1 is measured by the
+    job only when 1 is not among them). The OMPT tool is added at run time
+    (:func:`with_ompt_tool`)."""
     entry = config["benchmarks"][bench]
-    return json.dumps({
-        "machine": machine, "benchmark": bench, "threads": threads,
-        "argv": campaign.run_argv(config, bench, binary, threads),
-        "binary": os.path.abspath(binary),
-        "env": config["env"] | entry["env"],
-        "validate": entry["validate"], "time_regex": entry["time_regex"],
-        "exit_status": entry["exit_status"], "metrics": entry["metrics"],
-        "timeout_s": entry["timeout_s"], "repetitions": config["repetitions"],
-        "seed": config["seed"], "order": config["order"], "strategies": config["strategies"],
-        "same_as": same_experiments(config["strategies"], placement_files, topology_xml),
-        "quiet": config["quiet"],
-        "stopping": config["stopping"] and config["stopping"] | {"confidence": config["confidence"]},
-        "explain": config["explain"] and {
-            "repetitions": config["explain"]["repetitions"],
-            "t1_argv": None if 1 in thread_counts else campaign.run_argv(config, bench, binary, 1),
-            "sequential_argv": campaign.sequential_argv(config, bench, binary)},
-    }, sort_keys=True)
+    explain = None if not config["explain"] else Explain(
+        repetitions=config["explain"]["repetitions"],
+        t1_argv=None if 1 in thread_counts else campaign.run_argv(config, bench, binary, 1),
+        sequential_argv=campaign.sequential_argv(config, bench, binary))
+    return _text(JobSettings(
+        machine=machine, benchmark=bench, threads=threads,
+        argv=campaign.run_argv(config, bench, binary, threads),
+        binary=os.path.abspath(binary),
+        env=config["env"] | entry["env"],
+        validate=entry["validate"], time_regex=entry["time_regex"],
+        exit_status=entry["exit_status"], metrics=entry["metrics"],
+        timeout_s=entry["timeout_s"], repetitions=config["repetitions"],
+        seed=config["seed"], order=config["order"], strategies=config["strategies"],
+        same_as=same_experiments(config["strategies"], placement_files, topology_xml),
+        quiet=config["quiet"],
+        stopping=config["stopping"] and config["stopping"] | {"confidence": config["confidence"]},
+        explain=explain))
 
 
 def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:
@@ -71,15 +74,20 @@ def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:
     measured machine: :func:`check_on_node`); when it is not built, one line says why and
     the job measures without explained runs."""
     check_on_node(machine)
-    job = json.loads(spec)
-    if not job.get("explain"):
+    settings = JobSettings.from_json(json.loads(spec))
+    if settings.explain is None:
         return spec
     try:
-        job["explain"]["tool"] = ompt_tool()
+        tool = ompt_tool()
     except NotBuilt as exc:
-        say(f"explain {job['benchmark']} t{job['threads']}: no explained runs: {exc}")
-        job["explain"] = None
-    return json.dumps(job, sort_keys=True)
+        say(f"explain {settings.benchmark} t{settings.threads}: no explained runs: {exc}")
+        tool = None
+    return _text(settings.with_ompt_tool(tool))
+
+
+def _text(settings: JobSettings) -> str:
+    """The settings as the measure rule passes them: the same settings, the same text."""
+    return json.dumps(settings.to_json(), sort_keys=True)
 
 
 def cell_names(jobs) -> str:

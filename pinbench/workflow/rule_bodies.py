@@ -20,7 +20,7 @@ from pinbench.measure import environment
 from pinbench.measure.system import Snapshot
 from pinbench.native import NotBuilt
 from pinbench.results.layout import Layout, placement_key
-from pinbench.results.placements import placement_line, read_placement
+from pinbench.results.placements import read_placement
 from pinbench.results.runs import read_runs, write_runs
 from pinbench.results.explained import read_explained
 from pinbench.topology import load, parse_xml, save
@@ -143,7 +143,7 @@ def write_plan(placement_files, output: str) -> None:
         if group != last:
             lines.append(f"{group}:")
             last = group
-        lines.append("  " + placement_line(read_placement(path)))
+        lines.append("  " + read_placement(path).line())
     Path(output).write_text("\n".join(lines) + "\n")
 
 

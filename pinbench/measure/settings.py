@@ -1,0 +1,94 @@
+"""A measurement job's settings: what the workflow hands the measuring process.
+
+The workflow makes them from the campaign (:func:`pinbench.workflow.jobsettings.measure_spec`)
+and passes them as JSON (``python -m pinbench.measure --spec``); the measuring process reads
+them back (:meth:`JobSettings.from_json`) and adds the placements, read from the placement
+files, to make the job (:class:`pinbench.measure.job.Job`). The JSON is the measure rule's
+parameter: the same settings make the same text, so Snakemake re-runs no measurement that
+did not change. This module imports nothing but the standard library.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+#: The default quiet policy: others may use 10% of the CPUs; wait at most 10 s for less.
+QUIET = {"threshold": 0.10, "max_wait_s": 10.0}
+
+
+@dataclass(frozen=True)
+class Explain:
+    """The explained runs of a job (:mod:`pinbench.measure.explain`): each measured strategy
+    ``repetitions`` times under the OMPT tool, and the uninstrumented baselines."""
+
+    repetitions: int
+    #: the one-thread command (T_1), or None: the campaign measures one thread itself
+    t1_argv: list[str] | None
+    #: the benchmark's ``sequential`` command (T_s), or None
+    sequential_argv: list[str] | None
+    #: what :func:`pinbench.trace.build.ompt_tool` returned, added on the measured
+    #: machine before the job starts (:meth:`JobSettings.with_ompt_tool`); None until then
+    tool: dict[str, str] | None = None
+
+    def to_json(self) -> dict:
+        """The JSON object (``tool`` only once there is one)."""
+        data = {"repetitions": self.repetitions, "t1_argv": self.t1_argv,
+                "sequential_argv": self.sequential_argv}
+        return data if self.tool is None else data | {"tool": self.tool}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Explain:
+        return cls(**data)
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobSettings:
+    """Everything a measurement job needs but its placements; built by the workflow."""
+
+    machine: str
+    benchmark: str
+    threads: int
+    argv: list[str]
+    env: dict[str, str]
+    validate: str
+    time_regex: str | None
+    timeout_s: float
+    repetitions: int
+    seed: int
+    order: str
+    #: the campaign's strategies, in its order: one placement file each
+    strategies: list[str]
+    #: strategy -> the strategy whose experiment it is (identical placements, measured once)
+    same_as: dict[str, str] = field(default_factory=dict)
+    #: when to wait before a run: {"threshold": share of the CPUs, "max_wait_s": seconds}
+    quiet: dict[str, float] = field(default_factory=lambda: dict(QUIET))
+    #: the early-stopping rule (:mod:`pinbench.measure.stopping`): {"policy": "precision",
+    #: "min": rounds, "precision": share of the median, "confidence": level}; None: every run
+    stopping: dict | None = None
+    #: the benchmark's binary, whose bytes the fingerprint holds (default: ``argv[0]``)
+    binary: str | None = None
+    #: the exit statuses that mean success
+    exit_status: list[int] = field(default_factory=lambda: [0])
+    #: more numbers from each run's output: name -> regex whose first group is the number
+    metrics: dict[str, str] = field(default_factory=dict)
+    #: explained runs (None: none); not part of the timing fingerprint
+    explain: Explain | None = None
+
+    def to_json(self) -> dict:
+        """The JSON object the measuring process reads (:meth:`from_json`)."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(JobSettings)}
+        return data | {"explain": None if self.explain is None else self.explain.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict) -> JobSettings:
+        """The settings of a JSON object (TypeError: a missing or unknown field)."""
+        explain = data.get("explain")
+        return cls(**data | {"explain": Explain.from_json(explain) if explain else None})
+
+    def with_ompt_tool(self, tool: dict[str, str] | None) -> JobSettings:
+        """These settings with the OMPT tool of their explained runs; None: without explained
+        runs (the tool could not be built)."""
+        if self.explain is None:
+            return self
+        return dataclasses.replace(
+            self, explain=None if tool is None else dataclasses.replace(self.explain, tool=tool))

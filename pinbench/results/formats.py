@@ -1,0 +1,195 @@
+"""The version of every file pinbench writes and reads back, and the one way to read older ones.
+
+Each such file says which version of its kind it is (its *format*); a writer stamps the
+current one (:func:`stamp`), a reader takes the file's content through :func:`read`, which
+applies the migrations ``migrate_<kind>_<v>`` (version v to v + 1) in turn, so that the rest
+of pinbench sees the current version only. A file without a version was written before
+versions existed: it is version 1. A version newer than this pinbench knows stops the reader
+with one line (:class:`FormatError`).
+
+The kinds (paths: :mod:`pinbench.results.layout`), and where each keeps its version:
+
+- ``placement``: ``<machine>/placements/<bench>/t<N>/<strategy>.json``, a ``"format"`` key;
+- ``journal``: ``<machine>/journal/<bench>/t<N>.jsonl`` and the explained runs'
+  ``<machine>/explained/<bench>/t<N>.journal.jsonl``, ``"format"`` in the header (first line);
+- ``runs``: ``<machine>/runs/<bench>/t<N>.csv`` and ``runs.csv``, a ``format`` column;
+- ``explained``: ``<machine>/explained/<bench>/t<N>.jsonl``, ``"format"`` in each row;
+- ``stats``: ``stats/stats.json``, a ``"format"`` key;
+- ``sidecar``: an affinity matrix's ``<machine>/affinity/<bench>/t<N>.json``, a ``"format"``
+  key (the tracers write it without; the trace step completes it and adds the version);
+- ``environment``: ``<machine>/environment.json``, a ``"format"`` key;
+- ``account``: a measuring process's ``timings/measure/<machine>/<bench>/t<N>.json``, a
+  ``"format"`` key;
+- ``note``: ``<journal>.stale-<time>.why`` (why a journal was set aside), a ``"format"`` key.
+
+A runs table stays plain CSV, read by R and pandas as it is: its version is one more column,
+``format``, the last, holding the version on every row. A comment or a second header line
+would break those readers; a column does not, and it survives what users do with tables
+(concatenating campaigns keeps each row's version). The explained runs are JSON lines
+without a header, so each row carries its own. The affinity matrix beside a sidecar stays the
+plain CSV other tools read. The analysis' tables (``stats/*.csv``) and the report are not
+read back as state but made again from the runs: the analyse rule takes the ``stats``
+version as a parameter, so Snakemake analyses again when it changes.
+
+Version 2 adds the version: a version 1 file reads as it is, but for the placement files
+made before placements had an objective (:func:`migrate_placement_1`) and the journals,
+whose header is matched against the job that resumes them (:func:`migrate_journal_1`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the job module imports this one
+    from pinbench.measure.job import Job
+
+#: The key (and column) that holds a file's version.
+KEY = "format"
+
+#: The current version of each kind, and what a file of that kind is, in words.
+CURRENT = {"placement": 2, "journal": 2, "runs": 2, "explained": 2, "stats": 2, "sidecar": 2,
+           "environment": 2, "account": 2, "note": 2}
+WHAT = {"placement": "placement file", "journal": "journal", "runs": "runs table",
+        "explained": "explained runs table", "stats": "stats.json",
+        "sidecar": "affinity matrix sidecar", "environment": "environment.json",
+        "account": "measuring process's account", "note": "set-aside journal's note"}
+
+
+class FormatError(ValueError):
+    """A file of a version this pinbench cannot read (one line: which file, which version)."""
+
+
+def stamp(kind: str, content: dict) -> dict:
+    """``content`` with the current version of ``kind``, as it is written."""
+    return {KEY: CURRENT[kind], **content}
+
+
+def version(kind: str, data: dict, source) -> int:
+    """The version of a file's ``data`` (1 without one; a CSV row's is text). FormatError for
+    a version this pinbench does not know."""
+    found = data.get(KEY)
+    if found is None or found == "":
+        return 1
+    try:
+        number = int(found)
+    except (TypeError, ValueError):
+        number = 0
+    if isinstance(found, bool) or number < 1 or str(number) != str(found):
+        raise FormatError(f"{source}: format {found!r} is no version of a {WHAT[kind]}")
+    if number > CURRENT[kind]:
+        raise FormatError(f"{source}: a {WHAT[kind]} of format {number}, newer than this "
+                          f"pinbench reads (up to {CURRENT[kind]}): read it with a newer pinbench")
+    return number
+
+
+def read(kind: str, data, source, **context) -> dict:
+    """The content of a file of ``kind`` (``data``: its JSON object, or one row of a table) in
+    the current version, without the version key: migrated step by step from its own.
+    ``context``: what a migration matches the file against (:func:`migrate_journal_1`).
+    FormatError for a version this pinbench does not know, or no JSON object."""
+    if not isinstance(data, dict):
+        raise FormatError(f"{source}: not a {WHAT[kind]} (no JSON object)")
+    found = version(kind, data, source)
+    content = {name: value for name, value in data.items() if name != KEY}
+    for step in range(found, CURRENT[kind]):
+        content = MIGRATIONS[kind][step](content, **context)
+    return content
+
+
+def digest(value) -> str:
+    """SHA-256 of a JSON value, keys sorted: how journal fingerprints are made."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def migrate_unchanged_1(content: dict) -> dict:
+    """Version 1 to 2 of every kind but the journal: the content did not change."""
+    return content
+
+
+def migrate_placement_1(content: dict) -> dict:
+    """Version 1 to 2 of a placement file: the files written before placements had an
+    objective have no ``J`` (None: unknown)."""
+    return {"J": None} | content
+
+
+def migrate_journal_1(header: dict, job: Job | None = None, timing: str | None = None) -> dict:
+    """Version 1 to 2 of a journal's header, matched against the ``job`` that opens it.
+
+    - A timing journal (``timing`` None) of the release before versions has the job's
+      fingerprint (:meth:`Job.fingerprint`) when it holds its measurement. One written before
+      :meth:`Job.fingerprint_parts` has a :func:`legacy_fingerprint`: when it is the job's, the
+      header takes the job's fingerprint, and ``merged: false`` when it was written before
+      identical placements were merged (the job then measures every strategy).
+    - An explained runs' journal (``timing``: the timing journal's fingerprint) held the
+      binary's absolute path in its plan: when its plan is the job's once the binary is
+      named ``{binary}`` (:meth:`Job.explained_plan`), wherever the project lay, the header
+      takes the plan and fingerprint of version 2.
+
+    Another measurement's header is left as it is: its fingerprint is not the job's, and
+    the journal is set aside. Without a ``job`` (read for what it holds), the header is
+    left as it is.
+    """
+    if job is None:
+        return header
+    found = header.get("fingerprint")
+    if timing is not None:
+        old_plan = header.get("explain")
+        plan = job.explained_plan()
+        if (isinstance(old_plan, dict) and found == digest([timing, old_plan])
+                and _relocated(old_plan, job.binary_path) == plan):
+            return header | {"fingerprint": digest([timing, plan]), "explain": plan}
+        return header
+    current = job.fingerprint()
+    if found == current or sorted(job.exit_status) != [0] or job.metrics:
+        return header  # legacy journals knew no exit statuses or metrics
+    for merged in (True, False):
+        if found == legacy_fingerprint(job, merged):
+            return header | {"fingerprint": current} | ({} if merged else {"merged": False})
+    return header
+
+
+#: The fields of a job that defined what it measured in :func:`legacy_fingerprint`.
+LEGACY_FIELDS = ("machine", "benchmark", "threads", "argv", "env", "validate", "time_regex",
+                 "timeout_s", "repetitions", "seed", "order", "placements")
+
+
+def legacy_fingerprint(job: Job, merged: bool = True) -> str:
+    """The hash journals were written with before :meth:`Job.fingerprint_parts` (the whole
+    placement records, the command as given with a relative binary path). ``merged=False``:
+    as written before identical placements were merged."""
+    binary = job.binary_path
+    fields = {name: getattr(job, name) for name in LEGACY_FIELDS}
+    fields["placements"] = {strategy: placement.to_json()
+                            for strategy, placement in job.placements.items()}
+    fields["argv"] = [os.path.relpath(arg) if os.path.isabs(arg) and arg == binary else arg
+                      for arg in job.argv]
+    if merged and job.same_as:
+        fields["same_as"] = job.same_as
+    if job.stopping:
+        fields["stopping"] = job.stopping
+    blob = json.dumps([fields, job.binary_digest], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _relocated(plan: dict, binary: str) -> dict:
+    """A version 1 explained plan with the binary named ``{binary}``: an absolute path that
+    ends as the job's binary does below the project (``results/...``), wherever the project
+    lay when it was written."""
+    below = os.sep + os.path.relpath(binary)
+
+    def named(argv):
+        return None if argv is None else [
+            "{binary}" if os.path.isabs(arg) and (arg == binary or arg.endswith(below))
+            else arg for arg in argv]
+
+    return plan | {"t1_argv": named(plan.get("t1_argv")),
+                   "sequential_argv": named(plan.get("sequential_argv"))}
+
+
+#: Per kind, the migration from each older version to the next.
+MIGRATIONS: dict[str, dict[int, Callable[..., dict]]] = {
+    kind: {1: migrate_unchanged_1} for kind in CURRENT
+} | {"placement": {1: migrate_placement_1}, "journal": {1: migrate_journal_1}}

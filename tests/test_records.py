@@ -1,0 +1,80 @@
+"""The typed records on both sides of a process boundary: a placement (place stage -> its file
+-> measure, plan, report) and a measurement job's settings (workflow -> JSON -> the measuring
+process), each read back as it was made."""
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from conftest import DATA, ROOT, preset
+
+from pinbench.measure.job import Job
+from pinbench.measure.settings import Explain, JobSettings
+from pinbench.place.record import make_placement
+from pinbench.place.registry import NAMES
+from pinbench.results.placements import Placement, read_placement, write_placement
+from pinbench.topology import load
+from pinbench.workflow import jobsettings
+from pinbench.workflow.campaign import load_campaign
+
+TOOL = {"tool": "/lib/pinbench_ompt.so", "libomp": "/lib/libomp.so", "gomp_dir": "/lib/gomp"}
+
+
+@pytest.mark.parametrize("oversubscribe", [False, True])
+def test_every_strategy_s_placement_reads_back_from_its_file(tmp_path, oversubscribe):
+    topo = load(preset("nehalem"))
+    threads = len(topo.placeable) + 2 if oversubscribe else 4
+    rng = np.random.default_rng(3)
+    upper = np.triu(rng.integers(0, 50, (threads, threads)), 1)
+    names = [n for n in NAMES if not oversubscribe or n in ("os", "random", "compact")]
+    for name in names:
+        made = make_placement(topo, name, threads, seed=5, repetitions=3,
+                              matrix=upper + upper.T, oversubscribe=oversubscribe)
+        assert Placement.from_json(json.loads(json.dumps(made.to_json()))) == made
+        write_placement(made, tmp_path / f"{name}.json")
+        assert read_placement(tmp_path / f"{name}.json") == made
+        assert made.oversubscribed == oversubscribe
+        assert made.per_repetition == (name == "random")
+        pus = made.pus_for(2)
+        assert pus == (made.pus_by_repetition[2] if name == "random" else made.pus)
+        assert (pus is None) == (name == "os")
+    with pytest.raises(TypeError):
+        Placement.from_json(made.to_json() | {"objective": 1.0})  # not a field of the files
+
+
+def test_a_job_s_settings_are_one_text_for_the_measuring_process(tmp_path):
+    """Made from the campaign, passed as JSON, read back equal; the same settings make the
+    same text (the measure rule's parameter); the OMPT tool is a typed replace."""
+    config, machines = load_campaign({
+        "campaign": "c", "machines": {"m": {"topology": "nehalem"}}, "threads": [4],
+        "strategies": ["os", "random", "compact", "scatter"], "explain": {"repetitions": 3},
+        "benchmarks": {"spin": {"source": str(DATA / "spin.c"), "input": "20"}}}, ROOT)
+    topo = machines["m"].topology
+    xml = tmp_path / "topology.xml"
+    xml.write_text(topo.xml)
+    files = []
+    for strategy in config["strategies"]:
+        files.append(str(tmp_path / f"{strategy}.json"))
+        write_placement(make_placement(topo, strategy, 4, repetitions=3), files[-1])
+    text = jobsettings.measure_spec(config, "m", "spin", 4, "bin/spin", files, str(xml), (4,))
+    settings = JobSettings.from_json(json.loads(text))
+    assert jobsettings.measure_spec(config, "m", "spin", 4, "bin/spin", files, str(xml),
+                                    (4,)) == text
+    assert json.dumps(settings.to_json(), sort_keys=True) == text
+    assert settings.strategies == config["strategies"] and settings.threads == 4
+    assert settings.explain == Explain(repetitions=3, t1_argv=[settings.binary, "20"],
+                                       sequential_argv=None)
+    assert "tool" not in json.loads(text)["explain"]  # added on the measured machine
+    tooled = settings.with_ompt_tool(TOOL)
+    assert tooled.explain.tool == TOOL and settings.explain.tool is None
+    assert JobSettings.from_json(json.loads(json.dumps(tooled.to_json()))) == tooled
+    assert settings.with_ompt_tool(None).explain is None  # no tool: no explained runs
+    plain = dataclasses.replace(settings, explain=None)
+    assert plain.with_ompt_tool(TOOL) is plain
+    job = Job.of(settings, map(read_placement, reversed(files)))
+    assert list(job.placements) == config["strategies"]  # the campaign's order
+    assert job.placements["random"].per_repetition
+    with pytest.raises(KeyError):
+        Job.of(settings, map(read_placement, files[1:]))
+    with pytest.raises(TypeError):
+        JobSettings.from_json(json.loads(text) | {"placements": {}})
