@@ -37,7 +37,7 @@ from pinbench.measure.spawn import base_environment
 from pinbench.place.record import make_placement
 from pinbench.topology import load
 topo, matrix = load(sys.argv[1]), read_matrix(sys.argv[2])
-pus = {s: make_placement(topo, s, 4, 0, 1, matrix)["pus"] for s in ("hierarchical", "gp")}
+pus = {s: make_placement(topo, s, 4, 0, 1, matrix).pus for s in ("hierarchical", "gp")}
 maps = open("/proc/self/maps").read().split()
 with Launcher() as launcher:
     exe = os.readlink(f"/proc/{launcher.pid}/exe")
