@@ -361,15 +361,15 @@ def main(argv: list[str] | None = None) -> int:
               f"({r['drift_job_former']:.2%}) / {_pct(r['drift_campaign'], campaigns)} | "
               f"{r['runs']:.1f} [{time.process_time() - started:.0f} s]", flush=True)
     print("\nlocation tests, Holm per cell of 8 tests / over 18 such cells (share naming any):")
-    families = 300 if full else 20
+    families = 150 if full else 10
     for n, spreads in ((10, (0.05, 0.05)), (10, (0.02, 0.10)), (35, (0.02, 0.10)),
                        (35, (0.10, 0.02))):
         for name, (cell, family) in candidate_rates(n, spreads, 8, 18, families, alpha).items():
             print(f"  n = {n}, spreads {spreads[0]:.0%} (baseline) {spreads[1]:.0%}: {name:<30} "
                   f"{_pct(cell, families * 18)} / {_pct(family, families)}", flush=True)
     print("\nthe study's Speedup-Test, pairs from one distribution (spread 5%):")
-    pairs = 2000 if full else 100
-    for n in (10, 35):
+    pairs = 1000 if full else 100
+    for n in (10, 25, 35):
         for kind in NOISES:
             r = study_rates(n, kind, pairs, alpha, resamples=1000 if full else 0)
             print(f"  n = {n:>2}, {kind:<7}: shape check rejects {r['shape_rejected']:.2%}, mean "
