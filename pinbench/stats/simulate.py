@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     for n, spreads in ((10, (0.05, 0.05)), (10, (0.02, 0.10)), (35, (0.02, 0.10)),
                        (35, (0.10, 0.02))):
         for name, (cell, family) in candidate_rates(n, spreads, 8, 18, families, alpha).items():
-            print(f"  n = {n}, spreads {spreads[0]:.0%} (baseline) {spreads[1]:.0%}: {name:<30} "
+            print(f"  n = {n}, spreads {spreads[0]:.0%} (baseline) {spreads[1]:.0%}: {name:<40} "
                   f"{_pct(cell, families * 18)} / {_pct(family, families)}", flush=True)
     print("\nthe study's Speedup-Test, pairs from one distribution (spread 5%):")
     pairs = 1000 if full else 100
