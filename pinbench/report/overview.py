@@ -5,8 +5,8 @@ by side. A cell shows the median speedup over the baseline (colour on a
 diverging scale, :func:`speedup_colour`), ★ when the report-wide decision
 (:func:`pinbench.stats.verdicts.report_wide`, ``comparisons.csv``) finds it faster, ☆ when
 only its cell's verdict does, a frame on the cell verdict's best, and the marks of
-:data:`pinbench.stats.cells.WARNINGS`; :func:`star_legend` says which error each holds. Strategies that
-ran one experiment (identical placements, ``comparisons.csv``'s ``experiment``)
+:data:`pinbench.stats.cells.WARNINGS`; :func:`star_legend` says which error each holds.
+Strategies that ran one experiment (identical placements, ``comparisons.csv``'s ``experiment``)
 are one cell: neighbours in the campaign's order are merged into one cell
 spanning them, others say which experiment they are (``= compact``).
 
@@ -51,8 +51,8 @@ def scale_legend() -> list[dict]:
 def star_legend(alpha: float, tests: int) -> str:
     """What ★ and ☆ claim, and over what: the report's ``tests`` tests at ``alpha``.
 
-    >>> star_legend(0.05, 36).split(";")[0]
-    '★ faster than the baseline, with the family-wise error held at 0.05 over the whole report (Holm over all 36 tests of its cells: a ★ anywhere on the page is a false one with probability at most 0.05)'
+    >>> "held at 0.05 over the whole report (Holm over all 36 tests" in star_legend(0.05, 36)
+    True
     """
     return (f"★ faster than the baseline, with the family-wise error held at {alpha:.2g} over "
             f"the whole report (Holm over all {tests} tests of its cells: a ★ anywhere on the "

@@ -5,9 +5,10 @@ The verdict's test (:mod:`pinbench.stats.location`) is a permutation test: its p
 least one over the number of relabellings of the pooled runs, C(n_x + n_y, n_x) (1/20 at
 3 runs each, 1/70 at 4), and at least one over the random relabellings drawn when there are
 more (:data:`DRAWS`). Samples apart reach it when their spreads are equal; the test's
-correction for unequal spreads raises it otherwise, so it is the best case. Holm's step-down over m tests rejects nothing unless some p-value is at
-most alpha / m: with 3 runs each and two tests at 0.05 it can never reject, whatever the
-speedup. The campaign reads this before measuring (:mod:`pinbench.workflow.campaign`).
+correction for unequal spreads raises it otherwise, so it is the best case. Holm's step-down
+over m tests rejects nothing unless some p-value is at most alpha / m: with 3 runs each and
+two tests at 0.05 it can never reject, whatever the speedup. The campaign reads this before
+measuring (:mod:`pinbench.workflow.campaign`).
 
 Pure Python: reading a campaign imports no numerical library.
 """

@@ -11,14 +11,15 @@ relative effect theta = P[Y < X] + P[Y = X] / 2 must exceed 1/2 by
 spreads are s_x and s_y (each estimated robustly, the interquartile range of the log times
 over 1.349), a speedup S gives theta = Phi(log S / sqrt(s_x^2 + s_y^2)), so
 
-    S = exp(sqrt(s_x^2 + s_y^2) * Phi^-1(1/2 + (z_(1-a) + z_power) sqrt((n_x + n_y + 1) / (12 n_x n_y)))).
+    S = exp(sqrt(s_x^2 + s_y^2)
+            * Phi^-1(1/2 + (z_(1-a) + z_power) sqrt((n_x + n_y + 1) / (12 n_x n_y)))).
 
-With few runs the theta needed comes near 1 (beyond :data:`THETA_MAX`, where the
-approximation fails). A bound is given there instead: the speedup that puts every run of the
-strategy below every run of the baseline with probability ``power`` (each sample's log
-spread taken as noise / sqrt(2)); samples apart with equal spreads reach the level (their
-p-value is the smallest the test gives), so a speedup this large is found about that often. None when no
-speedup can be detected at all: the smallest p-value the test can give is above a
+With few runs the theta needed comes near 1 (beyond :data:`THETA_MAX`, where the approximation
+fails). A bound is given there instead: the speedup that puts every run of the strategy below
+every run of the baseline with probability ``power`` (each sample's log spread taken as noise /
+sqrt(2)); samples apart with equal spreads reach the level (their p-value is the smallest the
+test gives), so a speedup this large is found about that often. None when no speedup can be
+detected at all: the smallest p-value the test can give is above a
 (:func:`pinbench.stats.attainable.smallest_p`). ``python -m pinbench.stats.simulate`` measures
 the power actually reached at the speedup these give (docs/statistics-error-rates.md).
 """

@@ -1,4 +1,6 @@
-"""Error rates and power of the verdicts, by simulated campaigns (``python -m pinbench.stats.simulate``).
+"""Error rates and power of the verdicts, by simulated campaigns.
+
+``python -m pinbench.stats.simulate [--grid small|full]``.
 
 A simulated campaign is what the measuring process writes and the analysis reads: per
 (benchmark, threads), one measurement job whose runs go in the job's order
