@@ -7,8 +7,8 @@ and a small-sample approximation", Biometrical Journal 42, 2000) studentize the 
 difference with the variances of each sample's placements, so the test holds its level when
 theta = 1/2 and the spreads differ, where the Wilcoxon-Mann-Whitney test (whose null is two
 identical distributions) does not: with equal medians and a strategy spread 10% against a
-baseline spread 2%, the Wilcoxon-Mann-Whitney verdict named a winner in 7-11% of cells at
-alpha = 0.05. For two lognormal samples with equal medians theta = 1/2 whatever the spreads,
+baseline spread 2%, Holm over 8 Wilcoxon-Mann-Whitney tests named a winner in 8-9% of cells
+at alpha = 0.05. For two lognormal samples with equal medians theta = 1/2 whatever the spreads,
 so there the question is the median's; when shapes differ it is "a run tends to be faster".
 
 Its t approximation is too liberal far in the tail (simulated with both samples from one
@@ -30,7 +30,7 @@ estimated quantiles the same for all, a bias instead of noise).
 The permutation distribution is the one of two samples with one spread; when the spreads
 differ the statistic's own distribution has heavier tails at small n (towards the noisier
 sample's n - 1 degrees of freedom: with 10 runs each, spreads 2% and 10%, the permutation
-p-value fell at or below 4e-4 twice as often as it should). So a p-value below 1/2 is read as
+p-value fell at or below 0.001 about twice as often as it should). So a p-value below 1/2 is read as
 the t quantile of n_x + n_y - 2 degrees of freedom (what the permutation distribution
 approximates) and taken back at the Welch-Satterthwaite degrees of freedom of the samples'
 log run times (:func:`welch_df`). These are never more than n_x + n_y - 2, so the p-value only
