@@ -217,3 +217,27 @@ def test_declared_inputs_and_tree_are_what_the_build_reads_and_writes():
     assert campaign.build_command(loaded, "spin", "/b/x.traced", ("-T", "-L")).startswith(
         "cd /b/x.traced.tree && ")
 
+
+def test_too_few_repetitions_to_find_any_winner_are_said_before_measuring():
+    """3 runs: 1/20 is the smallest p-value; 4 strategies make 3 tests per cell (0.05/3), so
+    nothing can be significant: the warning says so and that 4 runs can. Enough runs for a
+    cell but not for the report's 2 benchmarks x 3 tests: said too. A machine only planned
+    has nothing measured: nothing to say."""
+    config, machines = load(base() | {"repetitions": 3})
+    warning = campaign.repetitions_warning(config, machines)
+    assert warning.startswith("repetitions: with 3 runs per strategy no strategy can be found "
+                              "faster than the baseline in a cell (3 tests, Holm at 0.05")
+    assert warning.endswith("4 runs per strategy can")
+    two = base() | {"repetitions": 4, "strategies": ["os", "compact"],
+                    "benchmarks": {b: {"source": "tests/data/spin.c"} for b in ("x", "y")}}
+    config, machines = load(two)
+    assert campaign.repetitions_warning(config, machines) == ""  # 1/70 <= 0.05 / 2
+    config, machines = load(two | {"strategies": ["os", "compact", "scatter", "random"]})
+    warning = campaign.repetitions_warning(config, machines)  # 0.05 / 3 >= 1/70 > 0.05 / 6
+    assert "over the whole report (6 tests" in warning
+    assert warning.endswith("5 runs per strategy can")
+    config, machines = load(base() | {"repetitions": 35, "stopping": {"policy": "precision",
+                                                                      "min": 6}})
+    assert campaign.repetitions_warning(config, machines) == ""  # 1/924 <= 0.05 / 3
+    planned = base() | {"repetitions": 3, "machines": {"study": {"topology": "nehalem"}}}
+    assert campaign.repetitions_warning(*load(planned)) == ""

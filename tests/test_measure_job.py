@@ -130,12 +130,13 @@ def test_a_job_with_the_stopping_rule_stops_once_every_median_is_known(spin_bina
 
 
 def test_the_stopping_rule_keeps_the_family_wise_rate():
-    """500 simulated cells, times spread 2%, stopping at 2% from round 10 (5,000 in the README)."""
-    from pinbench.stats.simulate import rates, standard_error
+    """504 simulated cells of 8 strategies, times spread 2%, stopping at 2% from round 10
+    (docs/statistics-error-rates.md: python -m pinbench.stats.simulate)."""
+    from pinbench.stats.simulate import Condition, measure, standard_error
     stopping = {"min": 10, "precision": 0.02, "confidence": 0.95}
-    found = rates(500, 35, 1.0, 0.05, seed=11, compare_old=False, sigma=0.02, stopping=stopping)
-    assert found["new_s1"] + found["new_other"] <= 0.05 + 3 * standard_error(0.05, 500)
-    assert 10 <= found["rounds"] < 25  # runs saved against the 35 of a fixed design
+    found = measure(Condition("stopping", n=35, spread=0.02, stopping=stopping), 28, 0.05, 11)
+    assert found["cell_false"] <= 0.05 + 3 * standard_error(0.05, found["cells"])
+    assert 10 <= found["runs"] < 25  # runs saved against the 35 of a fixed design
 
 
 def test_progress_lines_say_rate_and_time_left(tmp_path):

@@ -119,8 +119,9 @@ def test_strategy_tables_show_each_placements_objective(campaign):
 
 
 def test_verdict_wording_follows_the_verdict(tmp_path):
-    """A winner not distinguishable from the runner-up is never called clear (a row is a dict:
-    a column named like a dict method once read as that method)."""
+    """A winner not faster than every other strategy is never called clear, the report-wide
+    decision is shown beside the cell's, a cell without a winner says what it could have
+    found (a row is a dict: a column named like a dict method once read as that method)."""
     import csv
 
     from pinbench.results.layout import Layout
@@ -128,11 +129,17 @@ def test_verdict_wording_follows_the_verdict(tmp_path):
     from pinbench.stats.analyse import VERDICT_COLUMNS
 
     layout = Layout(str(tmp_path / "c"))
-    rows = [dict.fromkeys(VERDICT_COLUMNS, "") | {
-        "machine": "m", "benchmark": bench, "threads": 2, "baseline": "os", "tests": 2,
-        "best": "a", "speedup_median": 1.2, "p_raw": 0.01, "p_adjusted": 0.02, "runner_up": "b",
-        "p_best_vs_runner_up": p, "clear_winner": p <= 0.05, "coincide": False, "drift": False,
-        "noisy_runs": 0} for bench, p in (("x", 0.3), ("y", 0.001))]
+    common = {"machine": "m", "threads": 2, "baseline": "os", "tests": 2, "tests_report": 6,
+              "coincide": False, "drift": False, "noisy_runs": 0}
+    rows = [dict.fromkeys(VERDICT_COLUMNS, "") | common | {
+        "benchmark": bench, "best": "a", "speedup_median": 1.2, "p_raw": 0.01,
+        "p_adjusted": 0.02, "runner_up": "b", "p_best_vs_others": p, "clear_winner": p <= 0.05,
+        "best_report": report, "p_report": 0.03 if report else "",
+        "detectable_report": "" if report else 1.0876} for bench, p, report in
+        (("x", 0.3, ""), ("y", 0.001, "a"))]
+    rows.append(dict.fromkeys(VERDICT_COLUMNS, "") | common | {
+        "benchmark": "z", "detectable": 1.0512, "drift": True, "drift_p": 0.001,
+        "drift_p_adjusted": 0.006, "run_order": "back-to-back"})
     path = tmp_path / "c" / "stats" / "verdicts.csv"
     path.parent.mkdir(parents=True)
     with path.open("w", newline="") as handle:
@@ -146,9 +153,16 @@ def test_verdict_wording_follows_the_verdict(tmp_path):
               "baseline": "os", "confidence": 0.95}
     html = build_report(layout, config, ["m"]).read_text()
     assert "<td>old</td>" in html
-    x, y = html.index("<td>x</td>"), html.index("<td>y</td>")
-    assert "not distinguishable from b (p 0.3)" in html[x:y]
-    assert "clearly faster than the runner-up b (p 0.001)" in html[y:]
+    x, y, z = (html.index(f"<td>{b}</td>") for b in "xyz")
+    assert "not clearly faster than every other strategy, b the next (p 0.3)" in html[x:y]
+    assert "none found (a speedup of 1.088 would have been)" in html[x:y]
+    assert "clearly faster than every other strategy, b the next (p 0.001)" in html[y:z]
+    assert "<strong>a</strong> faster</td>\n<td>0.01 / 0.02 / 0.03</td>" in html[y:z]
+    assert "no significant difference (2 tests); a speedup of 1.051 would have been found" in \
+        html[z:]
+    assert "none found (too few runs to find any)" in html[z:]
+    assert "drift</span> (p 0.006 over the jobs), <strong>runs back to back" in html[z:]
+    assert "Holm&#39;s step-down over all 6" in html or "Holm's step-down over all 6" in html
 
 
 def test_measurements_set_aside_are_shown_not_hidden(tmp_path):

@@ -87,6 +87,9 @@ def test_tiny_campaign_end_to_end(tmp_path, cc):
     assert failed.startswith(f"campaign failed: {len(STRATEGIES)} cell(s) without a usable run: "
                              "here/crash/t") and "(3 x exit status 3)" in failed
     assert "Traceback" not in run.stderr
+    # 3 runs cannot make any of the 3 tests of a cell significant: said before measuring
+    assert ("pinbench: WARNING: repetitions: with 3 runs per strategy no strategy can be found "
+            "faster than the baseline in a cell (3 tests") in run.stdout
     results = work / "results" / "tiny"
     assert (results / "report" / "index.html").is_file()
     rows = read_csv(results / "runs.csv")

@@ -69,8 +69,9 @@ def _md_meta(title: str, meta: dict[str, str]) -> str:
 
 
 def overview_markdown(matrix: dict, meta: dict[str, str]) -> str:
-    """The overview matrix as a Markdown table: median speedups, ★ faster (family-wise),
-    **bold** the verdict's best, ``= s`` the experiment of strategy s, warning marks."""
+    """The overview matrix as a Markdown table: median speedups, ★ faster over the whole
+    report, ☆ by its cell's verdict only, **bold** the cell verdict's best, ``= s`` the
+    experiment of strategy s, warning marks."""
     header = ["benchmark", "threads"] + [f"{m}: {s}" for m in matrix["machines"]
                                          for s in matrix["strategies"]]
     body = []
@@ -85,9 +86,9 @@ def overview_markdown(matrix: dict, meta: dict[str, str]) -> str:
                 for k, _ in enumerate(group["strategies"]):
                     line.append(_overview_text(group, entry, k))
         body.append(line)
-    legend = ("Median speedup over the baseline (> 1: faster); ★ faster than the baseline "
-              "with the family-wise error held (Holm); **bold** the verdict's best; "
-              "`= s` the same experiment as strategy s. Marks: "
+    legend = ("Median speedup over the baseline (> 1: faster); " + matrix["legend"]
+              + " **Bold**: the cell verdict's best; `= s` the same experiment as strategy s. "
+              "Marks: "
               + "; ".join(f"{mark} {text}" for mark, text in WARNINGS.values()) + ".\n")
     return _md_meta("Overview", meta) + _md_table(header, body) + "\n" + legend
 
@@ -100,7 +101,8 @@ def _overview_text(group: dict, entry: dict, index: int) -> str:
     elif group["speedup"] is None:
         text = "–"
     else:
-        text = f"{group['speedup']:.3f}" + (" ★" if group["faster"] else "")
+        text = f"{group['speedup']:.3f}" + (" ★" if group["faster_report"] else
+                                            " ☆" if group["faster"] else "")
         text = f"**{text}**" if group["best"] else text
     marks = group["marks"] + entry["marks"]
     return text + (f" ({' '.join(marks)})" if marks and index == 0 else "")

@@ -88,7 +88,7 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
         "verdicts": verdicts, "indistinct": data.indistinct_machines(verdicts),
         "overview": overview.overview(stats["cells"], verdicts, data.comparisons(layout),
                                       described, strategies, config["baseline"],
-                                      threshold),
+                                      threshold, 1 - config["confidence"]),
         "scale": overview.scale_legend(), "warning_legend": overview.warning_legend(),
         "summary": stats["summary"], "summary_notes": summary_notes,
         "summary_tables": data.summary_by_threads(stats["summary"]),

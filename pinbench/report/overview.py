@@ -2,10 +2,11 @@
 
 Rows are (benchmark, threads), columns the campaign's strategies, machines side
 by side. A cell shows the median speedup over the baseline (colour on a
-diverging scale, :func:`speedup_colour`), ★ when the family-wise verdict
-(:mod:`pinbench.stats.verdicts`, ``comparisons.csv``) finds it faster, a frame on the
-verdict's best, and the marks of :data:`pinbench.stats.cells.WARNINGS`. Strategies that
-ran one experiment (identical placements, ``comparisons.csv``'s ``experiment``)
+diverging scale, :func:`speedup_colour`), ★ when the report-wide decision
+(:func:`pinbench.stats.verdicts.report_wide`, ``comparisons.csv``) finds it faster, ☆ when
+only its cell's verdict does, a frame on the cell verdict's best, and the marks of
+:data:`pinbench.stats.cells.WARNINGS`; :func:`star_legend` says which error each holds.
+Strategies that ran one experiment (identical placements, ``comparisons.csv``'s ``experiment``)
 are one cell: neighbours in the campaign's order are merged into one cell
 spanning them, others say which experiment they are (``= compact``).
 
@@ -47,6 +48,20 @@ def scale_legend() -> list[dict]:
             for s in (SCALE[0], 0.9, 0.95, 1.0, 1.05, 1.1, SCALE[1])]
 
 
+def star_legend(alpha: float, tests: int) -> str:
+    """What ★ and ☆ claim, and over what: the report's ``tests`` tests at ``alpha``.
+
+    >>> "held at 0.05 over the whole report (Holm over all 36 tests" in star_legend(0.05, 36)
+    True
+    """
+    return (f"★ faster than the baseline, with the family-wise error held at {alpha:.2g} over "
+            f"the whole report (Holm over all {tests} tests of its cells: a ★ anywhere on the "
+            f"page is a false one with probability at most {alpha:.2g}); ☆ faster by its "
+            f"cell's verdict only (the error held at {alpha:.2g} within the cell, so over "
+            f"many cells some ☆ appear by chance). Test: Brunner-Munzel's, one-sided, by "
+            f"permutation.")
+
+
 def warning_legend() -> list[dict]:
     """Every warning mark and what it means (:data:`pinbench.stats.cells.WARNINGS`)."""
     return [{"code": code, "mark": mark, "text": text} for code, (mark, text) in WARNINGS.items()]
@@ -54,15 +69,16 @@ def warning_legend() -> list[dict]:
 
 def overview(cells: list[dict], verdicts: list[dict], comparisons: list[dict],
              described: dict[tuple, CellStats], strategies: list[str], baseline: str,
-             quiet_threshold: float) -> dict:
-    """The matrix: ``machines``, ``strategies`` and ``rows``.
+             quiet_threshold: float, alpha: float) -> dict:
+    """The matrix: ``machines``, ``strategies``, ``rows`` and the ``legend`` of its stars.
 
     ``cells``: the rows of ``stats.json``'s cell table; ``verdicts``, ``comparisons``: the
     rows of ``verdicts.csv`` and ``comparisons.csv``; ``described``:
     :func:`pinbench.stats.cells.describe_cells` of the campaign's runs. Each row holds, per machine,
     its job-wide marks (drift) and its ``groups``: one per run of neighbouring strategies
     that ran one experiment, with ``span`` (columns), ``strategies``, ``experiment``,
-    ``speedup`` (median), ``faster`` (family-wise), ``best``, ``clear``, ``marks``,
+    ``speedup`` (median), ``faster`` (the cell's verdict), ``faster_report`` (the
+    report-wide decision), ``best``, ``clear``, ``marks``,
     ``colour``, ``baseline``, ``median_s`` and ``same_as`` (the experiment's first
     strategy when it is not a neighbour).
     """
@@ -100,8 +116,9 @@ def overview(cells: list[dict], verdicts: list[dict], comparisons: list[dict],
                 "marks": [WARNINGS["drift"][0]] if verdict.get("drift") else [],
                 "drift_p": verdict.get("drift_p"),
             }
+    tests = verdicts[0]["tests_report"] if verdicts else 0
     return {"machines": machines, "strategies": strategies, "rows": list(rows.values()),
-            "baseline": baseline}
+            "baseline": baseline, "legend": star_legend(alpha, tests)}
 
 
 def _group(job: tuple, strategy: str, cell_of: dict, comparison_of: dict, verdict: dict,
@@ -121,7 +138,8 @@ def _group(job: tuple, strategy: str, cell_of: dict, comparison_of: dict, verdic
         "baseline": strategy == baseline, "missing": cell is None,
         "median_s": cell.get("median_s") if cell else None,
         "speedup": speedup, "colour": speedup_colour(speedup if strategy != baseline else 1.0),
-        "faster": bool(comparison.get("faster")), "best": best,
+        "faster": bool(comparison.get("faster")),
+        "faster_report": bool(comparison.get("faster_report")), "best": best,
         "clear": best and bool(verdict.get("clear_winner")),
         "marks": [WARNINGS[code][0] for code in stats.warnings(quiet_threshold)]
         if stats is not None else [WARNINGS["few"][0]],
@@ -140,7 +158,8 @@ def flat_rows(matrix: dict) -> list[dict]:
                         "machine": machine, "strategy": strategy,
                         "experiment": group["experiment"], "median_s": group["median_s"],
                         "speedup_median": None if group["baseline"] else group["speedup"],
-                        "faster": group["faster"], "best": group["best"],
+                        "faster": group["faster"], "faster_report": group["faster_report"],
+                        "best": group["best"],
                         "clear_winner": group["clear"],
                         "warnings": " ".join(group["marks"] + entry["marks"]),
                     })
@@ -148,4 +167,4 @@ def flat_rows(matrix: dict) -> list[dict]:
 
 
 FLAT_COLUMNS = ["benchmark", "threads", "machine", "strategy", "experiment", "median_s",
-                "speedup_median", "faster", "best", "clear_winner", "warnings"]
+                "speedup_median", "faster", "faster_report", "best", "clear_winner", "warnings"]

@@ -11,9 +11,11 @@ writes into OUTDIR the files the workflow writes into ``results/<campaign>/stats
 - ``summary.csv``, ``summary.txt``: the study's Tables 1-3;
 - ``stats.json``: both, with the settings;
 - ``verdicts.csv``: one row per (machine, benchmark, threads): the headline verdict with
-  family-wise error control (:mod:`pinbench.stats.verdicts`) and the drift check (:mod:`pinbench.stats.drift`);
-- ``comparisons.csv``: one row per strategy: the experiment it ran, raw and Holm-adjusted
-  p-values of the verdict's test.
+  family-wise error control in the cell and over the whole report
+  (:mod:`pinbench.stats.verdicts`), the smallest speedup it could have detected
+  (:mod:`pinbench.stats.detectable`) and the drift check (:mod:`pinbench.stats.drift`);
+- ``comparisons.csv``: one row per strategy: the experiment it ran, raw, Holm-adjusted (in
+  the cell) and report-wide p-values of the verdict's test.
 
 ``--topology MACHINE=FILE`` (hwloc XML, a synthetic string or ``auto``) lets placements that
 are equal up to a symmetry of that machine's tree count as one experiment; without it only
@@ -44,25 +46,29 @@ from pinbench.topology import Topology, TopologyError, load
 FORMAT = formats.CURRENT["stats"]
 VERDICT_COLUMNS = [
     "machine", "benchmark", "threads", "baseline", "tests", "best", "stands_for",
-    "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_runner_up", "clear_winner",
-    "identical", "coincide", "drift", "drift_p", "drift_tau", "order_balanced", "noisy_runs",
+    "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_others", "clear_winner",
+    "identical", "coincide", "detectable", "tests_report", "best_report", "p_report",
+    "detectable_report", "drift", "drift_p", "drift_p_adjusted", "drift_tau", "run_order",
+    "noisy_runs",
 ]
 COMPARISON_COLUMNS = [
-    "machine", "benchmark", "threads", "strategy", "experiment", "same_as_baseline", "p_raw",
-    "p_adjusted", "faster",
+    "machine", "benchmark", "threads", "strategy", "experiment", "same_as_baseline", "runs",
+    "baseline_runs", "speedup_median", "noise", "p_raw", "p_adjusted", "faster", "detectable",
+    "p_report", "faster_report", "detectable_report",
 ]
 
 
 def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
                    topologies: dict[str, Topology] | None = None, order: Sequence[str] = (),
                    quiet_threshold: float = 0.1) -> tuple[list[dict], list[dict]]:
-    """The verdict rows and the comparison rows of every (machine, benchmark, threads).
+    """The verdict rows and the comparison rows of every (machine, benchmark, threads),
+    each cell's decision beside the report-wide one, drift flags adjusted over the jobs.
 
     ``noisy_runs``: the runs during which other processes used more than ``quiet_threshold``
     of the CPUs (the campaign's ``quiet.threshold``).
     """
-    from pinbench.stats.drift import drift
-    from pinbench.stats.verdicts import cell_verdict
+    from pinbench.stats.drift import across_jobs, drift
+    from pinbench.stats.verdicts import cell_verdict, report_wide
 
     trees = topologies or {}
 
@@ -75,10 +81,12 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     verdicts, comparisons = [], []
     for (machine, bench, threads), runs in sorted(jobs.items()):
         names = {"machine": machine, "benchmark": bench, "threads": threads}
-        row = cell_verdict(runs, baseline, alpha, key, order) | drift(runs, alpha)
+        row = cell_verdict(runs, baseline, alpha, key, order) | drift(runs)
         row["noisy_runs"] = sum((r.other_cpu or 0) > quiet_threshold for r in runs)
         comparisons += [names | comparison for comparison in row.pop("comparisons")]
         verdicts.append(names | row)
+    report_wide(verdicts, comparisons, alpha)
+    across_jobs(verdicts, alpha)
     return verdicts, comparisons
 
 
@@ -121,20 +129,18 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     return text
 
 
-def read_verdicts(path: Path) -> list[dict]:
-    """The rows of a ``verdicts.csv``, numbers and flags typed (empty fields: None)."""
-    floats = ("speedup_median", "p_raw", "p_adjusted", "p_best_vs_runner_up", "drift_p",
-              "drift_tau")
-    flags = ("clear_winner", "coincide", "drift", "order_balanced")
+def _typed_rows(path: Path, columns: list[str], ints: tuple[str, ...], floats: tuple[str, ...],
+                flags: tuple[str, ...]) -> list[dict]:
+    """The rows of one of the analysis's tables, numbers and flags typed (empty: None)."""
     with Path(path).open(newline="") as handle:
         reader = csv.DictReader(handle)
-        missing = [name for name in VERDICT_COLUMNS if name not in (reader.fieldnames or [])]
+        missing = [name for name in columns if name not in (reader.fieldnames or [])]
         if missing:
             raise ValueError(f"{path} has no column {missing[0]!r}: it was written by another "
                              "version of pinbench (snakemake --forcerun analyse rewrites it)")
         rows = list(reader)
     for row in rows:
-        for name in ("threads", "tests", "noisy_runs"):
+        for name in ints:
             row[name] = int(row[name])
         for name in floats:
             row[name] = float(row[name]) if row[name] else None
@@ -143,17 +149,21 @@ def read_verdicts(path: Path) -> list[dict]:
     return rows
 
 
+def read_verdicts(path: Path) -> list[dict]:
+    """The rows of a ``verdicts.csv``, numbers and flags typed (empty fields: None)."""
+    return _typed_rows(path, VERDICT_COLUMNS, ("threads", "tests", "tests_report", "noisy_runs"),
+                       ("speedup_median", "p_raw", "p_adjusted", "p_best_vs_others",
+                        "detectable", "p_report", "detectable_report", "drift_p",
+                        "drift_p_adjusted", "drift_tau"),
+                       ("clear_winner", "coincide", "drift"))
+
+
 def read_comparisons(path: Path) -> list[dict]:
     """The rows of a ``comparisons.csv``, numbers and flags typed (empty fields: None)."""
-    with Path(path).open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    for row in rows:
-        row["threads"] = int(row["threads"])
-        for name in ("p_raw", "p_adjusted"):
-            row[name] = float(row[name]) if row[name] else None
-        for name in ("same_as_baseline", "faster"):
-            row[name] = row[name] == "True"
-    return rows
+    return _typed_rows(path, COMPARISON_COLUMNS, ("threads", "runs", "baseline_runs"),
+                       ("speedup_median", "noise", "p_raw", "p_adjusted", "detectable",
+                        "p_report", "detectable_report"),
+                       ("same_as_baseline", "faster", "faster_report"))
 
 
 def _topology_option(text: str) -> tuple[str, Topology]:

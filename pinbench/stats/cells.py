@@ -30,7 +30,8 @@ WARNINGS = {
     "noisy": ("L", "runs during which other processes used more than the campaign's "
                    "quiet.threshold of the CPUs (a loaded machine)"),
     "coarse": ("C", f"the program prints its time coarser than {COARSE:.0%} of the median"),
-    "drift": ("D", "the run times drift over the measurement job (Mann's trend test; marked on "
+    "drift": ("D", "the run times drift over the measurement job (Mann-Kendall's trend test, "
+                   "corrected for autocorrelated runs, Holm over the report's jobs; marked on "
                    "the machine's first cell of the row)"),
 }
 

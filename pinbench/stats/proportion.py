@@ -43,7 +43,19 @@ def approximation_warning(a: int, b: int) -> str:
 
 
 def benchmarks_needed(a: int, b: int, precision: float, level: float = 0.95) -> int:
-    """How many benchmarks estimate the proportion a/b to within ``precision``: ceil(z^2 c(1-c) / r^2)."""
+    """How many benchmarks estimate the proportion a/b to within ``precision``:
+    ceil(z^2 c(1-c) / r^2), c = a/b, the Speedup-Test report's rule.
+
+    When a is 0 or b, c(1-c) is 0 and the rule would answer 0 benchmarks whatever b; c is
+    then the share within the interval of a/b (:func:`wilson_interval`) nearest 1/2: of the
+    shares the b benchmarks cannot rule out, the hardest to estimate.
+
+    >>> benchmarks_needed(5, 10, 0.1), benchmarks_needed(0, 10, 0.1), benchmarks_needed(10, 10, 0.1)
+    (97, 87, 87)
+    """
     z = norm.ppf((1 + level) / 2)
     share = a / b
+    if a in (0, b):
+        low, high = wilson_interval(a, b, level)
+        share = min(high, 0.5) if a == 0 else max(low, 0.5)
     return math.ceil(z * z * share * (1 - share) / precision ** 2)

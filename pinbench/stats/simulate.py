@@ -1,142 +1,388 @@
-"""Error rates of the headline verdict, by simulation (``python -m pinbench.stats.simulate``).
+"""Error rates and power of the verdicts, by simulated campaigns.
 
-Each simulated cell has a baseline and nine strategies, run ``n`` times each, times drawn
-from one lognormal distribution (the spread of a quiet machine's run times, sigma = 5%):
+``python -m pinbench.stats.simulate [--grid small|full]``.
 
-- under **H0** every strategy equals the baseline. One strategy's times are the baseline's
-  own runs, and one has the placement of another strategy (so it shares that strategy's runs
-  and is tested once with it); the seven others run placements of their own;
-- under a **planted effect** the first strategy is faster by a factor (3% by default).
+A simulated campaign is what the measuring process writes and the analysis reads: per
+(benchmark, threads), one measurement job whose runs go in the job's order
+(:func:`pinbench.measure.job.run_order`, or rounds with the early-stopping rule of
+:mod:`pinbench.measure.stopping`), the baseline ``os`` not bound, every other strategy with a
+placement of its own except a twin that has another's placement and is measured once with
+it (its runs carry ``stands_for``, as the job writes them). The records go through the
+analysis's :func:`pinbench.stats.analyse.verdict_tables`, so every cell's verdict, the
+report-wide decision and the drift flags are the ones a campaign gets.
 
-Printed: the family-wise false-positive rate (cells naming any winner) under H0 of
-:func:`pinbench.stats.verdicts.cell_verdict`, beside the rule it replaces (the largest median speedup
-among strategies whose Speedup-Test mean or median test alone is significant), each with its
-Monte-Carlo standard error; and, under the planted effect, how often each names the planted
-strategy (power) and how often another one.
+Run times are ``factor x exp(spread x z)``, z a noise along the run order: independent
+normal, an AR(1) series of lag-1 correlation ``ar`` (a machine with slow spells), Student's
+t with 3 degrees of freedom (heavy tails), or a mixture with 20% of the runs 3 standard
+deviations slower (bimodal). A planted strategy is faster by its factor; the others equal
+the baseline's median.
 
-With ``--stopping PRECISION``, the cells are measured as a job with the early-stopping rule
-of :mod:`pinbench.measure.stopping` does it (rounds, from round ``--min`` on, until every
-measured series' median is known to within PRECISION, at most ``--n`` rounds), and the mean
-number of rounds used is printed beside the rates.
+Printed for each condition of :data:`GRID` (``--grid small`` is what tests/test_verdicts.py
+runs): the share of cells in which the cell's verdict names an unplanted strategy (its
+family-wise error), of campaigns in which some cell's verdict does (what reading every
+cell's verdict at once would claim) and in which the report-wide decision does (its
+family-wise error over the report); the share of planted strategies found, per cell and
+report-wide; the share of cells with a clear winner; the share of jobs whose drift test
+rejects, and of campaigns with a drift mark after the adjustment across jobs, beside the
+former trend test (Mann-Kendall without the autocorrelation correction). Then the per-test
+comparison of location tests that chose Brunner-Munzel's by permutation
+(:func:`candidate_rates`), and the study's own Speedup-Test checks (:func:`study_rates`).
+docs/statistics-error-rates.md records the figures.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import math
+import platform
+import subprocess
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
+from scipy import stats
 
-from pinbench.measure.stopping import precise_enough
+from pinbench.measure.job import run_order
+from pinbench.measure.stopping import precise_enough, rounds_order
 from pinbench.results.runs import RunRecord
-from pinbench.stats.speeduptest import mean_test, median_test
-from pinbench.stats.verdicts import cell_verdict
+from pinbench.stats.analyse import verdict_tables
+from pinbench.stats.attainable import least_repetitions
+from pinbench.stats.detectable import detectable_speedup
+from pinbench.stats.location import brunner_munzel
+from pinbench.stats.speeduptest import bootstrap_intervals, mean_test, median_test
+from pinbench.stats.verdicts import holm
 
-STRATEGIES = [f"s{k}" for k in range(1, 10)]
-#: The planned PUs of each strategy's runs ("" : not bound); s9 ran s2's placement.
-PLACEMENTS = {"os": "", **{s: f"{k} 99" for k, s in enumerate(STRATEGIES)}, "s9": "1 99"}
-#: Strategies whose times are another's: s8 the baseline's runs, s9 its twin s2's.
-SHARED = {"s8": "os", "s9": "s2"}
+BASELINE = "os"
+NOISES = ("normal", "heavy", "bimodal")
 
 
-def simulated_runs(rng: np.random.Generator, n: int, factor: float, sigma: float = 0.05,
-                   stopping: dict | None = None) -> list[RunRecord]:
-    """One cell's runs: ``s1`` ``factor`` times the baseline's time, every other one equal.
+@dataclass(frozen=True)
+class Condition:
+    """One simulated campaign design."""
 
-    ``stopping`` ({"min", "precision", "confidence"}): draw round by round and stop as the
-    measuring job would, at most ``n`` rounds.
-    """
-    measured = ["os", *(s for s in STRATEGIES if s not in SHARED)]
-    draws = {s: rng.lognormal(math.log(factor) if s == "s1" else 0, sigma, n) for s in measured}
-    rounds = n
-    if stopping:
-        for rounds in range(stopping["min"], n + 1):
-            if precise_enough([list(draws[s][:rounds]) for s in measured],
-                              stopping["precision"], stopping["confidence"]):
-                break
-    times = {s: draws[s][:rounds] for s in measured}
-    for strategy in SHARED:
-        times[strategy] = times[SHARED[strategy]]
-    runs = []
-    for strategy, values in times.items():
-        runs += [RunRecord("m", "b", 2, strategy, rep, len(runs) + rep, True, "", float(t),
-                           "wall", float(t), 0.0, 0.0, 0, False, True, "ok",
-                           PLACEMENTS[strategy], "", 0.0, "", "") for rep, t in enumerate(values)]
+    name: str
+    cells: int = 18  #: measurement jobs: benchmarks x thread counts (6 x 3)
+    strategies: int = 8  #: besides the baseline; the last is a twin of ``s2``
+    n: int = 35  #: repetitions
+    spread: float = 0.05  #: the baseline's spread of log run times
+    #: the other strategies' spread (None: the baseline's)
+    strategy_spread: float | None = None
+    #: planted strategy -> its run time over the baseline's (< 1: faster)
+    planted: dict[str, float] = field(default_factory=dict)
+    ar: float = 0.0  #: lag-1 correlation of the noise along the run order
+    noise: str = "normal"
+    order: str = "interleaved"
+    stopping: dict | None = None  #: {"min", "precision", "confidence"}: rounds, stop early
+
+    @property
+    def names(self) -> list[str]:
+        return [f"s{k}" for k in range(1, self.strategies + 1)]
+
+    @property
+    def twin(self) -> str | None:
+        """The strategy measured once with ``s2`` (same placement), if there are 3 or more."""
+        return self.names[-1] if self.strategies >= 3 else None
+
+
+def noise(rng: np.random.Generator, size: int, kind: str, ar: float) -> np.ndarray:
+    """Standardised noise along the run order (see the module's text)."""
+    if kind == "heavy":
+        return rng.standard_t(3, size) / math.sqrt(3)
+    z = rng.standard_normal(size)
+    if kind == "bimodal":
+        return z + 3 * (rng.random(size) < 0.2)
+    if ar:
+        for k in range(1, size):
+            z[k] = ar * z[k - 1] + math.sqrt(1 - ar * ar) * z[k]
+    return z
+
+
+def _record(bench: str, strategy: str, rep: int, index: int, time_s: float, pus: str,
+            stands_for: str) -> RunRecord:
+    return RunRecord("m", bench, 4, strategy, rep, index, True, "", time_s, "wall", time_s,
+                     time_s, 0.0, 0, False, True, "ok" if pus else "n/a", pus, "", 0.0, "",
+                     "", stands_for=stands_for)
+
+
+def job_runs(condition: Condition, rng: np.random.Generator, bench: str) -> list[RunRecord]:
+    """The runs of one measurement job, as the measuring process records them."""
+    twin = condition.twin
+    measured = [BASELINE, *(s for s in condition.names if s != twin)]
+    seed = int(rng.integers(2 ** 63))
+    stopping = condition.stopping
+    order = rounds_order(measured, condition.n, seed) if stopping else \
+        run_order(measured, condition.n, condition.order, seed)
+    z = noise(rng, len(order), condition.noise, condition.ar)
+    pus = {s: f"{k} {k + 1}" for k, s in enumerate(condition.names)} | {BASELINE: ""}
+    runs, times = [], {s: [] for s in measured}
+    for index, ((strategy, rep), zt) in enumerate(zip(order, z)):
+        spread = condition.spread if strategy == BASELINE else \
+            (condition.strategy_spread or condition.spread)
+        time_s = condition.planted.get(strategy, 1.0) * math.exp(spread * zt)
+        times[strategy].append(time_s)
+        runs.append(_record(bench, strategy, rep, index, time_s, pus[strategy],
+                            twin if twin and strategy == "s2" else ""))
+        if stopping and (index + 1) % len(measured) == 0 \
+                and (index + 1) // len(measured) >= stopping["min"] \
+                and precise_enough(list(times.values()), stopping["precision"],
+                                   stopping["confidence"]):
+            break
     return runs
 
 
-def old_rule(runs: list[RunRecord], alpha: float) -> str:
-    """The rule replaced: largest median speedup among strategies whose mean or median test
-    alone is significant (and faster)."""
-    base = np.array([r.time_s for r in runs if r.strategy == "os"])
-    best, best_speedup = "", 1.0
-    for strategy in STRATEGIES:
-        times = np.array([r.time_s for r in runs if r.strategy == strategy])
-        speedup = np.median(base) / np.median(times)
-        significant = mean_test(base, times, alpha)["significant"] or \
-            median_test(base, times, alpha)["significant"]
-        if significant and speedup > best_speedup:
-            best, best_speedup = strategy, speedup
-    return best
+def campaign_runs(condition: Condition, rng: np.random.Generator) -> list[RunRecord]:
+    """Every job of one simulated campaign."""
+    return [run for cell in range(condition.cells)
+            for run in job_runs(condition, rng, f"b{cell}")]
 
 
-def rates(cells: int, n: int, factor: float, alpha: float, seed: int,
-          compare_old: bool = True, sigma: float = 0.05, stopping: dict | None = None) -> dict:
-    """How often the verdict (and the old rule) names s1, how often another strategy, and
-    the mean number of runs per strategy (``rounds``)."""
+def _mann_kendall_p(runs: list[RunRecord]) -> float:
+    """The former drift test: Kendall's tau of the ratios to each strategy's median against
+    the order, as if the runs were independent."""
+    ordered = sorted(runs, key=lambda r: r.order_index)
+    median = {s: float(np.median([r.time_s for r in ordered if r.strategy == s]))
+              for s in {r.strategy for r in ordered}}
+    return float(stats.kendalltau(np.arange(len(ordered)),
+                                  [r.time_s / median[r.strategy] for r in ordered]).pvalue)
+
+
+def measure(condition: Condition, campaigns: int, alpha: float = 0.05, seed: int = 1) -> dict:
+    """The rates of one condition over ``campaigns`` simulated campaigns (see the module's
+    text): ``cell_false``, ``campaign_false_cell``, ``campaign_false_report``, ``cell_found``,
+    ``report_found``, ``clear``, ``drift_job``, ``drift_campaign``, ``drift_job_former``,
+    ``runs`` (per strategy and cell), with ``cells``, ``jobs`` and ``campaigns`` counted."""
     rng = np.random.default_rng(seed)
-    counts = {"new_s1": 0, "new_other": 0, "old_s1": 0, "old_other": 0, "rounds": 0}
-    for _ in range(cells):
-        runs = simulated_runs(rng, n, factor, sigma, stopping)
-        counts["rounds"] += sum(r.strategy == "os" for r in runs)
-        best = cell_verdict(runs, "os", alpha)["best"]
-        counts["new_s1"] += best == "s1"
-        counts["new_other"] += best not in ("", "s1")
-        if compare_old:
-            old = old_rule(runs, alpha)
-            counts["old_s1"] += old == "s1"
-            counts["old_other"] += old not in ("", "s1")
-    return {key: value / cells for key, value in counts.items()}
+    planted = set(condition.planted)
+    counts = dict.fromkeys(("cell_false", "campaign_false_cell", "campaign_false_report",
+                            "cell_found", "report_found", "clear", "drift_job",
+                            "drift_campaign", "drift_job_former", "runs"), 0)
+    for _ in range(campaigns):
+        records = campaign_runs(condition, rng)
+        verdicts, comparisons = verdict_tables(records, BASELINE, alpha,
+                                               order=[BASELINE, *condition.names])
+        by_cell: dict[str, list[dict]] = {}
+        for row in comparisons:
+            by_cell.setdefault(row["benchmark"], []).append(row)
+        false_cells = [any(c["faster"] and c["experiment"] not in planted for c in rows)
+                       for rows in by_cell.values()]
+        counts["cell_false"] += sum(false_cells)
+        counts["campaign_false_cell"] += any(false_cells)
+        counts["campaign_false_report"] += any(c["faster_report"] and c["experiment"] not in planted
+                                               for c in comparisons)
+        counts["cell_found"] += sum(c["faster"] for c in comparisons if c["strategy"] in planted)
+        counts["report_found"] += sum(c["faster_report"] for c in comparisons
+                                      if c["strategy"] in planted)
+        counts["clear"] += sum(v["clear_winner"] for v in verdicts)
+        counts["drift_job"] += sum(v["drift_p"] is not None and v["drift_p"] <= alpha
+                                   for v in verdicts)
+        counts["drift_campaign"] += any(v["drift"] for v in verdicts)
+        counts["runs"] += sum(r.strategy == BASELINE for r in records)
+        jobs: dict[str, list[RunRecord]] = {}
+        for record in records:
+            jobs.setdefault(record.benchmark, []).append(record)
+        counts["drift_job_former"] += sum(_mann_kendall_p(runs) <= alpha for runs in jobs.values())
+    cells = campaigns * condition.cells
+    per = {"cell_false": cells, "campaign_false_cell": campaigns,
+           "campaign_false_report": campaigns, "cell_found": cells * max(len(planted), 1),
+           "report_found": cells * max(len(planted), 1), "clear": cells, "drift_job": cells,
+           "drift_campaign": campaigns, "drift_job_former": cells, "runs": cells}
+    return {key: value / per[key] for key, value in counts.items()} | {
+        "cells": cells, "campaigns": campaigns, "jobs": cells}
 
 
-def standard_error(rate: float, cells: int) -> float:
-    """The Monte-Carlo standard error of a rate estimated from ``cells`` cells."""
-    return math.sqrt(max(rate * (1 - rate), 1e-12) / cells)
+def standard_error(rate: float, count: int) -> float:
+    """The Monte-Carlo standard error of a rate estimated from ``count`` trials."""
+    return math.sqrt(max(rate * (1 - rate), 1e-12) / count)
+
+
+# --- the location tests compared ---------------------------------------------------------------
+
+def _wmw(x: np.ndarray, y: np.ndarray) -> float:
+    """The former test: one-sided Wilcoxon-Mann-Whitney, exact below 50 runs, as R does."""
+    method = "exact" if max(len(x), len(y)) < 50 else "asymptotic"
+    return float(stats.mannwhitneyu(x, y, alternative="greater", method=method).pvalue)
+
+
+def _brunner_munzel_t(x: np.ndarray, y: np.ndarray) -> float:
+    """Brunner-Munzel's test with its t approximation (scipy), one-sided."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # samples apart: its df is 0/0
+        p = stats.brunnermunzel(x, y, alternative="greater").pvalue
+    return float(p) if np.isfinite(p) else (0.0 if np.median(x) > np.median(y) else 1.0)
+
+
+CANDIDATES: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "wilcoxon-mann-whitney": _wmw,
+    "brunner-munzel (t)": _brunner_munzel_t,
+    "brunner-munzel (permutation)": lambda x, y: brunner_munzel(x, y, welch=False)[0],
+    "brunner-munzel (permutation, Welch df)": lambda x, y: brunner_munzel(x, y)[0],
+}
+
+
+def candidate_rates(n: int, spreads: tuple[float, float], tests: int, cells: int,
+                    families: int, alpha: float = 0.05, seed: int = 2, noise_kind="normal"
+                    ) -> dict[str, tuple[float, float]]:
+    """Per location test: (the share of cells of ``tests`` strategies, all with the
+    baseline's median and spread ``spreads[1]`` against its ``spreads[0]``, where Holm
+    names any faster; the share of families of ``cells`` such cells where Holm over all
+    of them does), over ``families`` families."""
+    rng = np.random.default_rng(seed)
+    found = {name: [0, 0] for name in CANDIDATES}
+    for _ in range(families):
+        raw = {name: [] for name in CANDIDATES}
+        for _ in range(cells):
+            base = np.exp(spreads[0] * noise(rng, n, noise_kind, 0.0))
+            others = [np.exp(spreads[1] * noise(rng, n, noise_kind, 0.0)) for _ in range(tests)]
+            for name, test in CANDIDATES.items():
+                p = [test(base, other) for other in others]
+                raw[name].append(p)
+                found[name][0] += min(holm(p)) <= alpha
+        for name in CANDIDATES:
+            found[name][1] += min(holm([p for cell in raw[name] for p in cell])) <= alpha
+    return {name: (cell / (families * cells), family / families)
+            for name, (cell, family) in found.items()}
+
+
+# --- the study's Speedup-Test ------------------------------------------------------------------
+
+def study_rates(n: int, noise_kind: str, pairs: int, alpha: float = 0.05, seed: int = 3,
+                resamples: int = 1000) -> dict[str, float]:
+    """The study's per-strategy Speedup-Test on pairs of samples from one distribution:
+    how often its shape check (Kolmogorov-Smirnov on median-centred samples) rejects, how
+    often the mean test is "not applied", how often either test calls the variant faster,
+    and how often the BCa interval of the mean speedup (``resamples`` resamples; 0: not
+    computed) covers 1."""
+    rng = np.random.default_rng(seed)
+    counts = {"shape_rejected": 0, "mean_not_applied": 0, "significant": 0, "mean_ci_covers": 0}
+    for k in range(pairs):
+        x = np.exp(0.05 * noise(rng, n, noise_kind, 0.0))
+        y = np.exp(0.05 * noise(rng, n, noise_kind, 0.0))
+        mean, median = mean_test(x, y, alpha), median_test(x, y, alpha)
+        counts["shape_rejected"] += median["ks_p"] <= alpha
+        counts["mean_not_applied"] += mean["test"] == "not applied"
+        counts["significant"] += mean["significant"] or median["significant"]
+        if resamples:
+            low, high = bootstrap_intervals(x, y, 1 - alpha, resamples, k)["speedup_mean"]
+            counts["mean_ci_covers"] += low <= 1 <= high
+    return {key: value / pairs for key, value in counts.items()}
+
+
+# --- the grid ------------------------------------------------------------------------------------
+
+def _mde_condition(base: Condition, alpha: float) -> Condition:
+    """``base`` with s1 faster by the speedup its cells could detect (per cell, 80%)."""
+    tests = base.strategies - (base.twin is not None)
+    speedup = detectable_speedup(math.sqrt(2) * base.spread, base.n, base.n, alpha / tests)
+    return replace(base, name=f"s1 faster by its detectable speedup, {speedup:.4f} "
+                              f"({base.n} runs)", planted={"s1": 1 / speedup})
+
+
+def grid(size: str, alpha: float = 0.05) -> list[tuple[Condition, int]]:
+    """The conditions and how many campaigns each (``small``: the test's; ``full``)."""
+    full = size == "full"
+    k, n = (8, 35) if full else (4, 20)
+    base = Condition("H0: nothing differs", strategies=k, n=n)
+
+    def campaigns(count: int) -> int:  # the full grid's count, or the small grid's
+        return count if full else max(10, count // 10)
+
+    conditions = [
+        (base, campaigns(1000)),
+        (replace(base, name="two strategies equally 5% faster",
+                 planted={"s1": 1 / 1.05, "s3": 1 / 1.05}), campaigns(300)),
+        (replace(base, name="equal medians, strategies spread 10%, baseline 2%", spread=0.02,
+                 strategy_spread=0.10), campaigns(1000)),
+        (replace(base, name="no drift, AR(1) noise of lag-1 correlation 0.5", ar=0.5),
+         campaigns(700)),
+        (_mde_condition(base, alpha), campaigns(200)),
+        (replace(base, name="3 runs, 2 strategies, s1 50% faster", strategies=2, n=3,
+                 planted={"s1": 1 / 1.5}), campaigns(100)),
+    ]
+    if full:
+        conditions += [
+            (replace(base, name="H0, 10 runs", n=10), 600),
+            (replace(base, name="equal medians, spread 10% vs 2%, 10 runs", n=10, spread=0.02,
+                     strategy_spread=0.10), 600),
+            (replace(base, name="two strategies equally 5% faster, 10 runs", n=10,
+                     planted={"s1": 1 / 1.05, "s3": 1 / 1.05}), 300),
+            (replace(base, name="three strategies equally 5% faster",
+                     planted={"s1": 1 / 1.05, "s3": 1 / 1.05, "s4": 1 / 1.05}), 100),
+            (replace(base, name="H0, heavy tails (t3)", noise="heavy"), 300),
+            (replace(base, name="H0, bimodal", noise="bimodal"), 300),
+            (replace(base, name="no drift, AR(1) 0.5, 10 runs", n=10, ar=0.5), 600),
+            (replace(base, name="no drift, AR(1) 0.8", ar=0.8), 300),
+            (replace(base, name="H0, stopping at 2% from round 10", spread=0.02,
+                     stopping={"min": 10, "precision": 0.02, "confidence": 1 - alpha}), 300),
+            (replace(base, name="s1 3% faster", planted={"s1": 1 / 1.03}), 150),
+            (replace(base, name="s1 5% faster", planted={"s1": 1 / 1.05}), 150),
+            (replace(base, name="s1 10% faster, 10 runs", n=10, planted={"s1": 1 / 1.1}), 200),
+            (_mde_condition(replace(base, n=10), alpha), 200),
+        ]
+    return conditions
+
+
+def _provenance() -> str:
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, cwd=Path(__file__).parent, check=False).stdout.strip()
+    except OSError:
+        commit = ""
+    return (f"{datetime.date.today()}, {platform.node()} ({platform.machine()}, "
+            f"{platform.python_implementation()} {platform.python_version()}), "
+            f"commit {commit or 'unknown'}")
+
+
+def _pct(rate: float, count: int) -> str:
+    return f"{rate:6.2%} ± {standard_error(rate, count):.2%}"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the verdict's family-wise false-positive rate under H0 and its power."""
-    parser = argparse.ArgumentParser(prog="python -m pinbench.stats.simulate", description=main.__doc__)
-    parser.add_argument("--cells", type=int, default=5000)
-    parser.add_argument("--n", type=int, default=35, help="runs per strategy")
+    """Print the verdicts' error rates and power over simulated campaigns."""
+    parser = argparse.ArgumentParser(prog="python -m pinbench.stats.simulate",
+                                     description=main.__doc__)
+    parser.add_argument("--grid", choices=("small", "full"), default="full")
     parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--effect", type=float, default=0.03, help="planted speedup of s1")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--sigma", type=float, default=0.05, help="spread of the run times")
-    parser.add_argument("--stopping", type=float, metavar="PRECISION",
-                        help="measure with the early-stopping rule at this precision")
-    parser.add_argument("--min", type=int, default=10, help="rounds before stopping may happen")
     args = parser.parse_args(argv)
-    stopping = None if args.stopping is None else {
-        "min": args.min, "precision": args.stopping, "confidence": 1 - args.alpha}
-    keys = (("family-wise verdict (Holm)", "new"),) if stopping else \
-        (("family-wise verdict (Holm)", "new"), ("old rule (any test alone)", "old"))
-    common = {"compare_old": stopping is None, "sigma": args.sigma, "stopping": stopping}
-    h0 = rates(args.cells, args.n, 1.0, args.alpha, args.seed, **common)
-    planted = rates(args.cells, args.n, 1 / (1 + args.effect), args.alpha, args.seed + 1,
-                    **common)
-    how = f"stopping at precision {args.stopping:g} from round {args.min}, at most {args.n}" \
-        if stopping else f"n = {args.n}"
-    print(f"{args.cells} cells, 9 strategies (one sharing the baseline's runs, one another's), "
-          f"sigma = {args.sigma}, {how}, alpha = {args.alpha}")
-    for label, key in keys:
-        fwer = h0[f"{key}_s1"] + h0[f"{key}_other"]
-        print(f"  {label:<28} H0: winner named in {fwer:.2%} of cells "
-              f"(+- {standard_error(fwer, args.cells):.2%}); "
-              f"{args.effect:.0%} faster s1: s1 named in {planted[f'{key}_s1']:.1%}, "
-              f"another in {planted[f'{key}_other']:.1%}")
-    if stopping:
-        print(f"  runs per strategy: {h0['rounds']:.1f} under H0, {planted['rounds']:.1f} with "
-              f"the effect (of at most {args.n})")
+    full, alpha = args.grid == "full", args.alpha
+    print(f"# {args.grid} grid, alpha = {alpha}: {_provenance()}")
+    print("condition | cells, jobs | per-cell false winner | campaigns with a false winner: "
+          "read per cell / report-wide | planted found: per cell / report-wide | clear "
+          "winners | drift: jobs flagged (former test) / campaigns marked | runs per strategy")
+    for k, (condition, campaigns) in enumerate(grid(args.grid, alpha)):
+        started = time.process_time()
+        r = measure(condition, campaigns, alpha, args.seed + k)
+        cells = r["cells"]
+        found = (f"{_pct(r['cell_found'], cells)} / {_pct(r['report_found'], cells)}"
+                 if condition.planted else "-")
+        print(f"{condition.name} | {cells} | {_pct(r['cell_false'], cells)} | "
+              f"{_pct(r['campaign_false_cell'], campaigns)} / "
+              f"{_pct(r['campaign_false_report'], campaigns)} | {found} | "
+              f"{_pct(r['clear'], cells)} | {_pct(r['drift_job'], cells)} "
+              f"({r['drift_job_former']:.2%}) / {_pct(r['drift_campaign'], campaigns)} | "
+              f"{r['runs']:.1f} [{time.process_time() - started:.0f} s]", flush=True)
+    print("\nlocation tests, Holm per cell of 8 tests / over 18 such cells (share naming any):")
+    families = 150 if full else 10
+    for n, spreads in ((10, (0.05, 0.05)), (10, (0.02, 0.10)), (35, (0.02, 0.10)),
+                       (35, (0.10, 0.02))):
+        for name, (cell, family) in candidate_rates(n, spreads, 8, 18, families, alpha).items():
+            print(f"  n = {n}, spreads {spreads[0]:.0%} (baseline) {spreads[1]:.0%}: {name:<40} "
+                  f"{_pct(cell, families * 18)} / {_pct(family, families)}", flush=True)
+    print("\nthe study's Speedup-Test, pairs from one distribution (spread 5%):")
+    pairs = 1000 if full else 100
+    for n in (10, 25, 35):
+        for kind in NOISES:
+            r = study_rates(n, kind, pairs, alpha, resamples=1000 if full else 0)
+            print(f"  n = {n:>2}, {kind:<7}: shape check rejects {r['shape_rejected']:.2%}, mean "
+                  f"test not applied {r['mean_not_applied']:.2%}, mean or median significant "
+                  f"{r['significant']:.2%}"
+                  + (f", mean speedup BCa interval covers 1 in {r['mean_ci_covers']:.1%}"
+                     if full else ""), flush=True)
+    print("\nleast repetitions for a significance to be reachable (Holm at alpha):",
+          ", ".join(f"{m} tests: {least_repetitions(m, alpha)}" for m in (1, 2, 8, 18, 144, 500)))
     return 0
 
 

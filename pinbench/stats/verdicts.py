@@ -12,12 +12,12 @@ cells for 9 strategies, n = 35). So the headline follows three rules.
    pooled and tested once, and the verdict names the strategies it stands for. A strategy
    that drew a fresh placement per run (``random``) ran different placements and is never
    merged; one identical to the baseline is not tested at all.
-2. **One pre-declared test per comparison**: the one-sided Wilcoxon-Mann-Whitney test of
-   the Speedup-Test's median question (H1: a baseline run tends to be slower than a run of
-   the strategy, i.e. P[X > Y] > 1/2), exact or normal with tie and continuity correction
-   as R computes it (:func:`pinbench.stats.speeduptest.wilcoxon_test`). It needs no normality, is
-   exact under H0 (both samples from one distribution) and exists for every cell with runs
-   on both sides, where the mean test may be "not applied".
+2. **One pre-declared test per comparison**, of the Speedup-Test's question "does a run of
+   the strategy tend to be faster than one of the baseline?": Brunner and Munzel's test,
+   one-sided, by permutation (:func:`pinbench.stats.location.brunner_munzel`). It needs no
+   normality, is exact when both samples come from one distribution, stays valid when the
+   spreads differ (the Wilcoxon-Mann-Whitney test does not), and exists for every cell with
+   runs on both sides, where the mean test may be "not applied".
 3. **Family-wise error by Holm's step-down** (Holm, "A simple sequentially rejective
    multiple test procedure", Scand. J. Statist. 6, 1979) over the family's tests: the
    probability of naming any winner when no strategy differs from the baseline is at most
@@ -25,9 +25,15 @@ cells for 9 strategies, n = 35). So the headline follows three rules.
 
 Among the strategies Holm declares faster, the **best** is the one with the largest median
 speedup (ties: the smaller adjusted p-value). It is called a **clear** winner only when it is
-also significantly faster than the runner-up, the tested strategy with the next largest
-median speedup (the same one-sided test at alpha, best against runner-up); otherwise the
-report says the best is not distinguishable from it.
+also faster than every other tested experiment, each by the same test at alpha / 2 (the
+direction of each was chosen after seeing which is faster, so both directions count): with
+two strategies equally faster, one is called clear in at most alpha of the cells. The
+reported ``p_best_vs_others`` is twice the largest of these one-sided p-values (clear: at
+most alpha); ``runner_up`` names the experiment with the next largest median speedup.
+
+These hold per cell. Over a report of many cells, :func:`report_wide` holds the family-wise
+error over every cell's tests at once (Holm over all of them): its decisions are what "the
+report names a winner in k of n cells" may say.
 """
 from __future__ import annotations
 
@@ -37,8 +43,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pinbench.results.runs import RunRecord
-from pinbench.stats.speeduptest import wilcoxon_test
+from pinbench.stats.detectable import comparison_noise, detectable_speedup
+from pinbench.stats.location import brunner_munzel
 
+#: Random relabellings of a clear-winner test: only "at most alpha / 2?" is asked of it.
+CLEAR_DRAWS = 2000
 #: key(machine, planned PU list) -> what identifies the experiment (default: the list itself)
 PlacementKey = Callable[[str, tuple[int, ...]], Hashable]
 
@@ -111,39 +120,50 @@ def _median(times: list[float]) -> float:
     return float(np.median(times))
 
 
+def _faster_than_every_other(best: Experiment, others: list[Experiment], alpha: float
+                             ) -> float:
+    """Twice the largest one-sided p-value of ``best`` against each of ``others``: the best
+    is a clear winner when this is at most alpha (see the module's text)."""
+    worst = max(brunner_munzel(np.array(g.times), np.array(best.times), CLEAR_DRAWS)[0]
+                for g in others)
+    return min(1.0, 2 * worst)
+
+
 def cell_verdict(records: list[RunRecord], baseline: str, alpha: float,
                  key: PlacementKey = lambda machine, pus: pus, order: Sequence[str] = ()) -> dict:
     """The verdict of one (machine, benchmark, threads) from its runs; see the module's rules.
 
     ``order``: the campaign's strategies, so the first of identical ones names the experiment.
 
-    Returns the verdict row (:data:`VERDICT_COLUMNS` without the cell's names) and, under
-    ``"comparisons"``, one row per strategy (:data:`COMPARISON_COLUMNS`, same).
+    Returns the verdict row (:data:`VERDICT_COLUMNS` without the cell's names and the
+    report-wide columns of :func:`report_wide`) and, under ``"comparisons"``, one row per
+    strategy (:data:`COMPARISON_COLUMNS`, same).
     """
     groups = experiments(records, key, order)
     base = next((g for g in groups if baseline in g.strategies), None)
-    tested = [g for g in groups if g is not base and len(g.times) >= 3]
     usable = base is not None and len(base.times) >= 3
-    raw = [wilcoxon_test(np.array(base.times), np.array(g.times))[0] for g in tested] \
-        if usable else []
+    tested = [g for g in groups if g is not base and len(g.times) >= 3] if usable else []
+    raw = [brunner_munzel(np.array(base.times), np.array(g.times))[0] for g in tested]
     adjusted = holm(raw) if raw else []
-    speedup = {g.name: _median(base.times) / _median(g.times) for g in tested} if usable else {}
+    speedup = {g.name: _median(base.times) / _median(g.times) for g in tested}
+    noise = {g.name: comparison_noise(base.times, g.times) for g in tested}
+    detectable = {g.name: detectable_speedup(noise[g.name], len(base.times), len(g.times),
+                                             alpha / len(tested)) for g in tested}
     faster = [(g, p, q) for g, p, q in zip(tested, raw, adjusted) if q <= alpha]
     row = {"baseline": baseline, "tests": len(raw), "best": "", "stands_for": "",
            "speedup_median": None, "p_raw": None, "p_adjusted": None, "runner_up": "",
-           "p_best_vs_runner_up": None, "clear_winner": False,
+           "p_best_vs_others": None, "clear_winner": False,
            "identical": "; ".join(" = ".join(g.strategies) for g in groups
                                   if len(g.strategies) > 1),
-           "coincide": _coincide(groups, base)}
+           "coincide": _coincide(groups, base), "detectable": _largest(detectable.values())}
     if faster:
         best, p, q = max(faster, key=lambda item: (speedup[item[0].name], -item[2]))
         row.update(best=best.name, stands_for=" ".join(best.strategies[1:]),
                    speedup_median=speedup[best.name], p_raw=p, p_adjusted=q)
         others = sorted((g for g in tested if g is not best), key=lambda g: -speedup[g.name])
         if others:
-            second = others[0]
-            versus = wilcoxon_test(np.array(second.times), np.array(best.times))[0]
-            row.update(runner_up=second.name, p_best_vs_runner_up=versus,
+            versus = _faster_than_every_other(best, others, alpha)
+            row.update(runner_up=others[0].name, p_best_vs_others=versus,
                        clear_winner=versus <= alpha)
         else:
             row["clear_winner"] = True
@@ -151,8 +171,50 @@ def cell_verdict(records: list[RunRecord], baseline: str, alpha: float,
     row["comparisons"] = [
         {"strategy": strategy, "experiment": group.name,
          "same_as_baseline": group is base and strategy != baseline,
+         "runs": len(group.times), "baseline_runs": len(base.times) if base else 0,
+         "speedup_median": speedup.get(group.name), "noise": noise.get(group.name),
          "p_raw": raw_of.get(group.name, (None, None))[0],
          "p_adjusted": raw_of.get(group.name, (None, None))[1],
-         "faster": any(group is g for g, _, _ in faster)}
+         "faster": any(group is g for g, _, _ in faster),
+         "detectable": detectable.get(group.name)}
         for group in groups for strategy in group.strategies]
     return row
+
+
+def _largest(values) -> float | None:
+    """The largest of detectable speedups; None when one of them is None (nothing
+    detectable) or there are none."""
+    values = list(values)
+    return None if not values or None in values else max(values)
+
+
+def report_wide(verdicts: list[dict], comparisons: list[dict], alpha: float) -> None:
+    """Add the report-wide decision to every verdict and comparison row (in place).
+
+    Holm's step-down over every tested experiment of every cell at once (an experiment is
+    one test, however many strategies it stands for) holds the probability of naming any
+    strategy faster anywhere in the report, when none is, at ``alpha``. Comparison rows get
+    ``p_report`` (adjusted over the report), ``faster_report`` and ``detectable_report``
+    (the speedup detectable at the report's first Holm level, alpha / tests); verdict rows
+    get ``tests_report``, ``best_report`` (the largest median speedup among the cell's
+    experiments faster report-wide), its ``p_report`` and the cell's ``detectable_report``.
+    """
+    cell = ("machine", "benchmark", "threads")
+    tests = {(*(c[k] for k in cell), c["experiment"]): c for c in comparisons
+             if c["p_raw"] is not None}
+    level = alpha / max(len(tests), 1)
+    decided = {test: {"p_report": p, "faster_report": p <= alpha,
+                      "detectable_report": detectable_speedup(c["noise"], c["baseline_runs"],
+                                                              c["runs"], level)}
+               for (test, c), p in zip(tests.items(), holm([c["p_raw"] for c in tests.values()]))}
+    for row in comparisons:
+        row.update(decided.get((*(row[k] for k in cell), row["experiment"]),
+                               {"p_report": None, "faster_report": False,
+                                "detectable_report": None}))
+    for verdict in verdicts:
+        mine = [tests[t] | decided[t] for t in tests if t[:3] == tuple(verdict[k] for k in cell)]
+        best = max((c for c in mine if c["faster_report"]), default=None,
+                   key=lambda c: (c["speedup_median"], -c["p_report"]))
+        verdict.update(tests_report=len(tests), best_report=best["experiment"] if best else "",
+                       p_report=best["p_report"] if best else None,
+                       detectable_report=_largest(c["detectable_report"] for c in mine))

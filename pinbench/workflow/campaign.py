@@ -23,6 +23,7 @@ import yaml
 from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
 from pinbench.place.registry import WRAPPING, needs_matrix, parse_strategy
 from pinbench.results.layout import Layout
+from pinbench.stats.attainable import least_repetitions, smallest_p
 from pinbench.stats.sample_size import MIN_N
 from pinbench.topology import Topology, TopologyError, is_synthetic, load
 from pinbench.workflow.params import ParamsError, expand as expand_params
@@ -226,6 +227,32 @@ def _check_repetitions(config: dict) -> None:
         raise ConfigError(f"repetitions: {config['repetitions']} runs per strategy are too few; "
                           f"the Speedup-Test needs at least {MIN_N} (its Shapiro-Wilk test of "
                           f"normality is not defined on fewer)")
+
+
+def repetitions_warning(config: dict, machines: dict[str, Machine]) -> str:
+    """What to say before measuring when the campaign's runs per strategy cannot make any
+    strategy significantly faster (:mod:`pinbench.stats.attainable`), in a cell (Holm over
+    its strategies) or over the whole report (Holm over every cell's), with the least
+    repetitions that can; "" when they can. The fewest runs a strategy may end with count:
+    ``stopping.min`` when jobs may stop early. Identical placements, tested once, would
+    make fewer tests: the count here is the most there can be.
+    """
+    runs = config["stopping"]["min"] if config["stopping"] else config["repetitions"]
+    tested = len(config["strategies"]) - 1
+    cells = sum(len(config["benchmarks"]) * len(m.threads) for m in machines.values()
+                if m.measure)
+    alpha = 1 - config["confidence"]
+    field = "stopping.min" if config["stopping"] else "repetitions"
+    for tests, where in ((tested, "in a cell"), (tested * cells, "over the whole report")):
+        if cells and tests and smallest_p(runs, runs) > alpha / tests:
+            least = least_repetitions(tests, alpha)
+            return (f"{field}: with {runs} runs per strategy no strategy can be found faster "
+                    f"than the baseline {where} ({tests} tests, Holm at {alpha:.2g}: the "
+                    f"smallest p-value of {runs} runs against {runs} is "
+                    f"{smallest_p(runs, runs):.2g}, above {alpha:.2g}/{tests}); "
+                    + (f"{least} runs per strategy can" if least else
+                       "no number of runs can, with this many tests"))
+    return ""
 
 
 def _check_sockets(config: dict, machines: dict[str, Machine]) -> None:

@@ -17,8 +17,14 @@ def set_aside(layout: Layout, machines: list[str]) -> list[str]:
             for machine in machines for n in layout.set_aside_journals(machine)]
 
 
-def campaign_line(layout: Layout) -> str:
-    """The campaign in one line: runs, jobs, winners named, drifts, failures."""
+def campaign_line(layout: Layout, alpha: float) -> str:
+    """The campaign in one line: runs, jobs, winners named, drifts, failures.
+
+    The winners are the report-wide decision's (:func:`pinbench.stats.verdicts.report_wide`):
+    the probability that any of them is false is at most ``alpha`` (the campaign's
+    1 - confidence); the count of cells whose own verdict names one follows, said to be per
+    cell (over many cells some name one by chance).
+    """
     table = Path(layout.all_runs)
     if not table.is_file():
         return "nothing measured (planned machines only)"
@@ -30,18 +36,22 @@ def campaign_line(layout: Layout) -> str:
     verdicts_csv = Path(layout.stats("verdicts"))
     if verdicts_csv.is_file():
         verdicts = read_verdicts(verdicts_csv)
-        winners = [f"{v['benchmark']} t{v['threads']}: {v['best']}"
-                   + ("" if v["clear_winner"] else " (not clear)") for v in verdicts if v["best"]]
-        text += (f"; a strategy faster than the baseline in {len(winners)} of {len(verdicts)}"
-                 + (f" ({', '.join(winners[:4])}{', ...' if len(winners) > 4 else ''})"
+        winners = [f"{v['benchmark']} t{v['threads']}: {v['best_report']}"
+                   for v in verdicts if v["best_report"]]
+        tests = verdicts[0]["tests_report"] if verdicts else 0
+        text += (f"; a strategy faster than the baseline in {len(winners)} of {len(verdicts)} "
+                 f"cells, report-wide (family-wise error {alpha:.2g} over all {tests} tests)"
+                 + (f": {', '.join(winners[:4])}{', ...' if len(winners) > 4 else ''}"
                     if winners else "")
+                 + f"; in {sum(bool(v['best']) for v in verdicts)} by each cell's own verdict"
                  + f"; drift in {sum(bool(v['drift']) for v in verdicts)}")
     return text
 
 
-def where_and_what(layout: Layout) -> str:
-    """Where the results and the report are, and the campaign in one line."""
-    return (f"campaign: {campaign_line(layout)}\n"
+def where_and_what(layout: Layout, alpha: float = 0.05) -> str:
+    """Where the results and the report are, and the campaign in one line (``alpha``: the
+    campaign's 1 - confidence)."""
+    return (f"campaign: {campaign_line(layout, alpha)}\n"
             f"results: {Path(layout.root).resolve()}\n"
             f"report: {Path(layout.report_index).resolve()}")
 

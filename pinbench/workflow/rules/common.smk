@@ -186,7 +186,7 @@ def print_summaries():
     for line in outcome.set_aside(LAYOUT, [m.name for m in MEASURED]):
         print(f"WARNING: measurements set aside: {line}")
     print(accounting.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
-    print(outcome.where_and_what(LAYOUT))
+    print(outcome.where_and_what(LAYOUT, 1 - config["confidence"]))
     snakemake_adapter.exit_without_waiting()
     failed = outcome.failed_cells(LAYOUT)
     if failed:
@@ -196,8 +196,12 @@ def print_summaries():
 
 
 def print_system_checks():
-    """Before measuring: is this machine quiet and stable enough? Printed once per call."""
+    """Before measuring: can the campaign's runs find a strategy faster, and is this machine
+    quiet and stable enough? Printed once per call."""
     if MEASURED:
+        warning = campaign.repetitions_warning(config, MACHINES)
+        if warning:
+            print(f"pinbench: WARNING: {warning}")
         print("pinbench: this machine before measuring (pinbench system):")
         checks = system.system_checks(window_s=0.3, since=CHECKS_SINCE)
         print(system.format_checks(checks), end="")
@@ -207,7 +211,7 @@ def print_when_nothing_to_do():
     """At exit of a call that had nothing to do (Snakemake runs no hook then): where the
     results and the report are, and the campaign in one line."""
     if snakemake_adapter.had_nothing_to_do(workflow):
-        print(outcome.where_and_what(RESULTS), flush=True)
+        print(outcome.where_and_what(RESULTS, 1 - config["confidence"]), flush=True)
         snakemake_adapter.exit_without_waiting()
 
 
