@@ -1,9 +1,11 @@
-"""Shared fixtures: pinbench's C helpers, the repository root, compiled test programs,
-topology strings."""
+"""Shared fixtures: pinbench's C helpers, a private machine lock, the one way tests run a
+campaign, compiled test programs, topology strings."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,36 @@ def native_helpers() -> None:
     up to date): the tests use the launcher, the placement's libraries and the tracers."""
     said = []
     assert native.setup(said.append) == 0, "\n".join(said)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_machine_lock(tmp_path_factory) -> None:
+    """The tests' measurements take a machine lock of their own (``PINBENCH_LOCK``, unless
+    one is set), so a test session never queues behind a campaign measuring on this host,
+    nor holds one up; a session's tests still measure one at a time."""
+    if "PINBENCH_LOCK" not in os.environ:
+        os.environ["PINBENCH_LOCK"] = str(tmp_path_factory.mktemp("lock") / "machine.lock")
+
+
+def campaign_command(work: Path, *args: str, campaign: Path | None = None,
+                     plain: bool = False) -> list[str]:
+    """The command that runs the campaign ``campaign`` (default ``work/campaign.yaml``) with
+    its results in ``work``, as a user does: ``pinbench run`` (``plain``: the repository's
+    Snakefile through plain ``snakemake``), started in the repository, so relative paths of
+    a campaign are read from there; ``args``: Snakemake options and targets."""
+    campaign = campaign or work / "campaign.yaml"
+    if plain:
+        return [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(work),
+                "--configfile", str(campaign), *args]
+    return [sys.executable, "-m", "pinbench", "run", str(campaign), "--directory", str(work),
+            *args]
+
+
+def run_campaign(work: Path, *args: str, campaign: Path | None = None, plain: bool = False,
+                 timeout: float = 900, **kwargs) -> subprocess.CompletedProcess:
+    """:func:`campaign_command` run to its end, its output captured as text."""
+    return subprocess.run(campaign_command(work, *args, campaign=campaign, plain=plain),
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT, **kwargs)
 
 
 def preset(name: str) -> str:

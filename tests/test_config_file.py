@@ -11,12 +11,11 @@ import json
 import math
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, run_campaign
 
 from snakemake.utils import validate
 
@@ -77,21 +76,14 @@ def refusal(path: Path) -> str:
     return str(info.value)
 
 
-def pinbench_run(path: Path, *args: str) -> subprocess.CompletedProcess:
-    """`pinbench run CAMPAIGN -n` in the repository (the campaigns' relative paths are read
-    from there)."""
-    return subprocess.run([sys.executable, "-m", "pinbench", "run", str(path), "-n", *args],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
-
-
 def test_every_bad_config_has_its_expected_message():
     assert sorted(p.name for p in BAD.glob("*.yaml")) == sorted(BAD_CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(BAD_CONFIGS))
-def test_pinbench_run_refuses_a_bad_config_in_one_line(name):
+def test_pinbench_run_refuses_a_bad_config_in_one_line(name, tmp_path):
     path = BAD / name
-    proc = pinbench_run(path)
+    proc = run_campaign(tmp_path, "-n", campaign=path, timeout=300)
     lines = (proc.stdout + proc.stderr).splitlines()
     expected = "config error: " + BAD_CONFIGS[name].replace("{file}", str(path))
     assert proc.returncode == 2 and len(lines) == 1, proc.stdout + proc.stderr
@@ -103,7 +95,7 @@ def test_a_file_above_the_size_limit_is_refused_before_it_is_read(tmp_path):
     with huge.open("wb") as handle:  # 40 MB, sparse: nothing is written but the size
         handle.write(b"campaign: huge\n")
         handle.truncate(40 << 20)
-    proc = pinbench_run(huge)
+    proc = run_campaign(tmp_path, "-n", campaign=huge, timeout=300)
     assert proc.returncode == 2
     assert (proc.stdout + proc.stderr).splitlines() == [
         f"config error: {huge}: 41943040 bytes; a campaign file may have at most 1048576 bytes "
@@ -141,9 +133,7 @@ def test_json_and_a_byte_order_mark_are_read(tmp_path):
 
 def snakemake(config: Path, workdir: Path, *args: str) -> subprocess.CompletedProcess:
     """Plain `snakemake --configfile CONFIG` on the repository's Snakefile."""
-    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d",
-               str(workdir), "--configfile", str(config), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=workdir)
+    return run_campaign(workdir, *args, campaign=config, plain=True, timeout=300)
 
 
 def said(proc) -> list[str]:

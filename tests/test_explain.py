@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, compile_c, run_record
-from test_workflow import snakemake
+from conftest import run_campaign
 
 from pinbench.measure.explain import explain_environment, read_record
 from pinbench.measure.job import T1_RUN
@@ -170,7 +170,7 @@ def test_campaign_with_explained_runs(tmp_path):
         },
     }
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(config))
-    run = snakemake(tmp_path)
+    run = run_campaign(tmp_path)
     assert "Traceback" not in run.stderr
     results = tmp_path / "results" / "expl"
     # timing runs only in the runs tables: 2 strategies x 3 repetitions per benchmark

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, campaign_command
 
 from pinbench import native
 from pinbench.place.record import make_placement
@@ -253,8 +253,7 @@ def test_a_campaign_without_the_helpers_ends_in_their_line(tmp_path):
               "machines": {"here": {"topology": "auto"}},
               "benchmarks": {"spin": {"source": "tests/data/spin.c", "input": "5",
                                       "timeout_s": 20}}}
-    snakemake = ["-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path),
-                 "--configfile", str(tmp_path / "campaign.yaml")]
+    snakemake = campaign_command(tmp_path)[1:]  # run with the environment's Python
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(config))
     measured = run(env, *snakemake, cwd=ROOT)
     assert measured.returncode == 1 and NONE_BUILT in measured.stderr, measured.stderr[-3000:]

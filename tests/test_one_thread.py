@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA, compile_c
-from test_workflow import read_csv, snakemake, write_campaign
+from conftest import run_campaign
+from test_workflow import read_csv, write_campaign
 
 from pinbench.measure import spawn
 from pinbench.measure.job import Job, measure_one
@@ -137,7 +138,7 @@ def test_a_one_thread_campaign_verifies_every_pinned_run(tmp_path, cc):
     work = write_campaign(tmp_path, threads=[1], repetitions=reps, compiler={"cc": cc},
                           machines={"here": {"topology": "auto"}},
                           benchmarks={"spin": {"source": "tests/data/spin.c", "input": "20"}})
-    run = snakemake(work)
+    run = run_campaign(work)
     assert run.returncode == 0, run.stderr[-3000:]
     results = work / "results" / "tiny"
     rows = read_csv(results / "runs.csv")

@@ -7,14 +7,13 @@ import gzip
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, run_campaign
 from test_launcher import job, placement
 
 from pinbench.measure import outputs
@@ -25,12 +24,6 @@ from pinbench.workflow.building import building, generated_files
 
 CAMPAIGN = ROOT / "config" / "campaigns" / "real-programs.yaml"
 STRATEGIES = ["os", "compact", "lp-compact"]
-
-
-def snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(work),
-               "--configfile", str(work / "campaign.yaml"), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=900)
 
 
 def rows(path: Path) -> list[dict]:
@@ -52,8 +45,8 @@ def measured(tmp_path_factory):
     for kernel in ("is", "ep"):
         config["benchmarks"][kernel]["params"] = {"class": ["S"]}
     (work / "campaign.yaml").write_text(yaml.safe_dump(config))
-    plan = snakemake(work, "-n")
-    run = snakemake(work)
+    plan = run_campaign(work, "-n")
+    run = run_campaign(work)
     assert run.returncode == 0, run.stderr[-4000:]
     return work, plan, run
 
@@ -107,7 +100,7 @@ def test_real_programs_are_measured_as_their_authors_ship_them(measured):
 
 def test_a_second_call_rebuilds_and_retraces_nothing(measured):
     work, _, _ = measured
-    again = snakemake(work, "-n")
+    again = run_campaign(work, "-n")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, \
         again.stdout[-3000:]
 
@@ -117,7 +110,7 @@ def test_a_rebuild_or_retrace_that_changes_nothing_keeps_every_measurement(measu
     results = work / "results" / "real-programs"
     journals = {p: p.read_text() for p in results.glob("local/journal/*/*.jsonl")}
     matrices = {p: p.read_bytes() for p in results.glob("local/affinity/*/t*.csv")}
-    again = snakemake(work, "--forcerun", "build", "build_traced")  # rebuild, hence re-trace
+    again = run_campaign(work, "--forcerun", "build", "build_traced")  # rebuild, hence re-trace
     assert again.returncode == 0, again.stderr[-3000:]
     out = again.stdout + again.stderr
     assert "rule trace" in out or "trace is-S" in out

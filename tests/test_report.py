@@ -1,26 +1,18 @@
 """The HTML report of a tiny campaign, opened in headless Chromium."""
 import re
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import run_campaign
 
 HOSTILE = ('<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
            '"quoted" & <b>bold</b>')
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(work),
-               "--configfile", str(work / "campaign.yaml"), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +28,7 @@ def campaign(tmp_path_factory) -> Path:
         },
     }
     (work / "campaign.yaml").write_text(yaml.safe_dump(config))
-    run = snakemake(work)
+    run = run_campaign(work)
     assert run.returncode == 0, run.stderr[-3000:]
     assert f"report: {work / 'results' / 'reported' / 'report' / 'index.html'}" in run.stdout
     return work
@@ -90,7 +82,7 @@ def test_planned_machine_placements_are_drawn(campaign):
 def test_rebuilding_the_report_measures_nothing(campaign):
     journal = campaign / "results" / "reported" / "here" / "journal" / "spin"
     before = {p.name: p.read_text() for p in journal.glob("*.jsonl")}
-    rebuilt = snakemake(campaign, "--forcerun", "report")
+    rebuilt = run_campaign(campaign, "--forcerun", "report")
     assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
     assert "rule measure" not in rebuilt.stdout + rebuilt.stderr
     assert "rule report" in rebuilt.stdout + rebuilt.stderr
@@ -99,7 +91,7 @@ def test_rebuilding_the_report_measures_nothing(campaign):
 
 def test_snakemake_report_includes_ours(campaign):
     archive = campaign / "snakemake-report.zip"
-    made = snakemake(campaign, "--report", str(archive))
+    made = run_campaign(campaign, "--report", str(archive))
     assert made.returncode == 0, made.stderr[-3000:]
     with zipfile.ZipFile(archive) as bundle:
         ours = [bundle.read(name).decode() for name in bundle.namelist()

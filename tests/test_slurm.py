@@ -5,13 +5,12 @@ losing or repeating a run; one report holds both machines."""
 import csv
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, campaign_command, run_campaign
 
 from pinbench.measure.journal import read_lines
 
@@ -30,12 +29,12 @@ def cluster(tmp_path_factory):
     started.stop()
 
 
-def snakemake(work: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(work),
-            "--workflow-profile", str(ROOT / "profiles" / "slurm"),
-            "--configfile", str(work / "campaign.yaml"), "--slurm-no-account",
-            "--slurm-status-command", "squeue",  # the test cluster has no accounting (sacct)
-            "--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5", *args]
+def on_slurm(work: Path, *args: str) -> list[str]:
+    """The command that runs the campaign in ``work`` with the SLURM profile."""
+    return campaign_command(
+        work, "--workflow-profile", str(ROOT / "profiles" / "slurm"), "--slurm-no-account",
+        "--slurm-status-command", "squeue",  # the test cluster has no accounting (sacct)
+        "--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5", *args)
 
 
 def write_campaign(work: Path, cluster, **slurm) -> None:
@@ -66,7 +65,7 @@ def test_a_campaign_on_a_slurm_node_survives_scancel_and_reports_both_machines(c
     write_campaign(tmp_path, cluster)
     results = tmp_path / "results" / "cluster"
     journal = results / "node" / "journal" / "spin" / f"t{cluster.cpus}.jsonl"
-    first = subprocess.Popen(snakemake(tmp_path), stdout=subprocess.PIPE,
+    first = subprocess.Popen(on_slurm(tmp_path), cwd=ROOT, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 300
     while len(journaled(journal)) < 3:  # the node's measurement is under way
@@ -81,7 +80,7 @@ def test_a_campaign_on_a_slurm_node_survives_scancel_and_reports_both_machines(c
     kept = journaled(journal)
     assert 3 <= len(kept) < 2 * REPETITIONS and len(set(kept)) == len(kept)
 
-    second = subprocess.run(snakemake(tmp_path), capture_output=True, text=True, timeout=600)
+    second = subprocess.run(on_slurm(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, (second.stdout + second.stderr)[-3000:]
     runs = list(csv.DictReader((results / "runs.csv").open()))
     node = [(r["strategy"], int(r["repetition"])) for r in runs if r["machine"] == "node"]
@@ -101,7 +100,7 @@ def test_a_campaign_on_a_slurm_node_survives_scancel_and_reports_both_machines(c
 
 def test_an_unknown_partition_leaves_that_machine_out_in_one_line(cluster, tmp_path):
     write_campaign(tmp_path, cluster, partition="nosuchpartition")
-    proc = subprocess.run(snakemake(tmp_path, "-n"), capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(on_slurm(tmp_path, "-n"), cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert ("pinbench: machine node: SLURM has no partition 'nosuchpartition'; its work is left "
             "out of this call") in proc.stderr
@@ -112,10 +111,7 @@ def test_a_slurm_machine_is_never_measured_here(cluster, tmp_path):
     """Run without the SLURM profile, the SLURM machine's jobs refuse in one line (they would
     read and measure this host); the machine measured here goes on."""
     write_campaign(tmp_path, cluster)
-    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d",
-               str(tmp_path), "--configfile", str(tmp_path / "campaign.yaml"), "--until",
-               "topology", "topology_on_slurm_1"]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    proc = run_campaign(tmp_path, "--until", "topology", "topology_on_slurm_1", timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert ("machine node is measured on a SLURM node: run the campaign with "

@@ -11,18 +11,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, campaign_command, run_campaign
 
 from pinbench.measure.journal import read_lines
 from pinbench.results.formats import CURRENT
 
 STRATEGIES = ["os", "random", "compact", "scatter"]
-
-
-def snakemake(workdir: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
-               "-d", str(workdir), "--configfile", str(workdir / "campaign.yaml"), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600, **kwargs)
 
 
 def write_campaign(workdir: Path, **overrides) -> Path:
@@ -76,11 +70,11 @@ def experiments(rows: list[dict]) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 def test_tiny_campaign_end_to_end(tmp_path, cc):
     work = write_campaign(tmp_path, compiler={"cc": cc})
-    plan = snakemake(work, "-n")
+    plan = run_campaign(work, "-n")
     assert plan.returncode == 0, plan.stderr
     assert "measure" in plan.stdout and "This was a dry-run" in plan.stdout
 
-    run = snakemake(work)
+    run = run_campaign(work)
     # every run of `crash` fails: the campaign fails in one line, keeping results and report
     assert run.returncode == 1, run.stderr[-3000:]
     [failed] = [line for line in run.stderr.splitlines() if line.startswith("campaign failed")]
@@ -122,7 +116,7 @@ def test_tiny_campaign_end_to_end(tmp_path, cc):
 
     journal = results / "here" / "journal" / "spin" / f"t{threads}.jsonl"
     before = journal.read_text()
-    again = snakemake(work)
+    again = run_campaign(work)
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
     assert journal.read_text() == before
 
@@ -135,9 +129,7 @@ def journaled_runs(journal: Path) -> int:
 
 def start_and_kill(work: Path, journal: Path, after_runs: int, whole_group: bool) -> list[str]:
     """Start a campaign, SIGKILL it once `after_runs` runs are journaled; return journal lines."""
-    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(work),
-               "--configfile", str(work / "campaign.yaml")]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen(campaign_command(work), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.monotonic() + 120
     while journaled_runs(journal) < after_runs:
@@ -164,7 +156,7 @@ def test_killed_campaign_resumes_without_losing_or_duplicating_runs(tmp_path, wh
         orphans = subprocess.run(["pgrep", "-f", str(work / "results")], capture_output=True)
         assert orphans.returncode == 1, "a benchmark outlived its launcher"
 
-    resumed = snakemake(work)
+    resumed = run_campaign(work)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     rows = read_csv(work / "results" / "tiny" / "runs.csv")
     keys = experiments(rows)
@@ -178,7 +170,7 @@ def test_killed_campaign_resumes_without_losing_or_duplicating_runs(tmp_path, wh
 
 def test_snakemake_lint_is_clean(tmp_path):
     work = write_campaign(tmp_path)
-    lint = snakemake(work, "--lint")
+    lint = run_campaign(work, "--lint")
     assert lint.returncode == 0, lint.stdout + lint.stderr
     assert "Lints for" not in lint.stdout + lint.stderr, lint.stdout + lint.stderr
 
@@ -187,7 +179,7 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     """The example campaign on the study presets computes and prints every placement."""
     work = tmp_path
     (work / "campaign.yaml").write_text((ROOT / "config" / "campaigns" / "study-plan.yaml").read_text())
-    run = snakemake(work)
+    run = run_campaign(work)
     assert run.returncode == 0, run.stderr[-3000:]
     results = work / "results" / "study-plan"
     assert sorted(p.name for p in results.iterdir()) == [
@@ -217,7 +209,7 @@ def test_remeasure_sets_the_job_aside_and_measures_it_again(tmp_path):
     work = write_campaign(tmp_path, machines={"here": {"topology": "auto"}},
                           benchmarks={"spin": {"source": "tests/data/spin.c", "input": "10"},
                                       "other": {"source": "tests/data/spin.c", "input": "5"}})
-    first = snakemake(work)
+    first = run_campaign(work)
     assert first.returncode == 0, first.stderr[-3000:]
     assert "time by stage (jobs' wall time, this call): " in first.stdout
     root = work / "results" / "tiny"
@@ -234,7 +226,7 @@ def test_remeasure_sets_the_job_aside_and_measures_it_again(tmp_path):
     why = json.loads(Path(f"{stale}.why").read_text())
     assert why["runs"] == len(before.splitlines()) - 1 and why["strategy"] == "compact"
     assert why["changed"].startswith("re-measured on request")
-    again = snakemake(work)
+    again = run_campaign(work)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "[here spin t2]" in again.stderr and "[here other t2]" not in again.stderr
     assert journal.read_text() != before and stale.read_text() == before
@@ -242,7 +234,7 @@ def test_remeasure_sets_the_job_aside_and_measures_it_again(tmp_path):
     assert "WARNING: measurements set aside: here/spin/t2: " in again.stdout
     html = (root / "report" / "index.html").read_text()
     assert "Measurements set aside" in html and "re-measured on request" in html
-    idle = snakemake(work)
+    idle = run_campaign(work)
     assert idle.returncode == 0 and "Nothing to be done" in idle.stdout + idle.stderr
     assert f"results: {root}" in idle.stdout and f"report: {root / 'report' / 'index.html'}" \
         in idle.stdout
@@ -258,7 +250,7 @@ def test_oversubscribed_campaign_models_end_to_end(tmp_path):
                           strategies=["os", "compact", "scatter"],
                           machines={"here": {"topology": "auto"}},
                           benchmarks={"spin": {"source": "tests/data/spin.c", "input": "10"}})
-    run = snakemake(work)
+    run = run_campaign(work)
     assert run.returncode == 0, run.stderr[-3000:]
     results = work / "results" / "tiny"
     rows = read_csv(results / "runs.csv")
@@ -273,7 +265,7 @@ def test_oversubscribed_campaign_models_end_to_end(tmp_path):
     report = (results / "report" / "index.html").read_text()
     assert 'id="models"' in report and "Oversubscribed points" in report
 
-    broken = snakemake(work, env=os.environ | {"PINBENCH_EXTRAP": str(tmp_path / "none")})
+    broken = run_campaign(work, env=os.environ | {"PINBENCH_EXTRAP": str(tmp_path / "none")})
     assert broken.returncode == 0, broken.stderr[-3000:]
     [line] = [x for x in broken.stdout.splitlines() if x.startswith("WARNING: no scalability")]
     assert "Extra-P is not installed" in line
@@ -285,9 +277,9 @@ def test_graph_strategies_refuse_oversubscribed_counts(tmp_path):
     pus = len(os.sched_getaffinity(0))
     work = write_campaign(tmp_path, threads=[pus + 1], oversubscribe=True,
                           strategies=["os", "lp-compact"], machines={"here": {"topology": "auto"}})
-    plan = snakemake(work, "-n")
+    plan = run_campaign(work, "-n")
     assert plan.returncode != 0
     assert (f"config error: strategies: lp-compact cannot place {pus + 1} threads on the {pus} "
             "placeable PUs of machine 'here'") in plan.stderr
-    refused = snakemake(write_campaign(tmp_path / "no", threads=[pus + 1]), "-n")
+    refused = run_campaign(write_campaign(tmp_path / "no", threads=[pus + 1]), "-n")
     assert "(oversubscribe: true allows that)" in refused.stderr
