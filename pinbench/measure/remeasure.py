@@ -7,7 +7,7 @@ sets the job's journal aside (``t<N>.jsonl.stale-<time>``, with a ``.why`` note 
 "re-measured on request", as :mod:`pinbench.measure.journal` does for a changed
 measurement; never deleted), moves its kept run outputs aside the same way, and removes
 the job's runs table and the campaign's (``runs.csv``, made again from the jobs' tables),
-so that the next ``snakemake`` measures the job again, and only it (the analysis and the
+so that the next ``pinbench run`` measures the job again, and only it (the analysis and the
 report follow). The report's "Measurements set aside" banner and
 the end of the campaign list the journal set aside.
 
@@ -67,7 +67,7 @@ def remeasure(root: str, machine: str, bench: str, threads: int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Set a measurement job aside so that the next snakemake measures it again."""
+    """Set a measurement job aside so that the next pinbench run measures it again."""
     parser = argparse.ArgumentParser(prog="pinbench remeasure",
                                      description=main.__doc__)
     parser.add_argument("results", help="the campaign's results folder, results/<campaign>")

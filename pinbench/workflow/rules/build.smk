@@ -1,4 +1,4 @@
-# Builds that share a source tree run one at a time (affinity/workflow/building.py), on the
+# Builds that share a source tree run one at a time (pinbench/workflow/building.py), on the
 # measured machine (PLACES).
 for place in PLACES:
 
