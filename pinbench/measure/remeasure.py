@@ -62,7 +62,7 @@ def remeasure(root: str, machine: str, bench: str, threads: int,
         if table.exists():
             table.unlink()
             done.append(f"{table} removed")
-    done.append("the next snakemake measures the job again")
+    done.append("the next pinbench run measures the job again")
     return done
 
 

@@ -137,7 +137,7 @@ def _typed_rows(path: Path, columns: list[str], ints: tuple[str, ...], floats: t
         missing = [name for name in columns if name not in (reader.fieldnames or [])]
         if missing:
             raise ValueError(f"{path} has no column {missing[0]!r}: it was written by another "
-                             "version of pinbench (snakemake --forcerun analyse rewrites it)")
+                             "version of pinbench (pinbench run analyses the runs again)")
         rows = list(reader)
     for row in rows:
         for name in ints:
