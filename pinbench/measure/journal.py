@@ -31,7 +31,8 @@ padding, and whatever a torn write left in it), before new lines are written the
 journal whose fingerprint differs from the job's belongs to another measurement:
 it is set aside (renamed to ``<name>.stale-<time>``), never mixed in, with a note
 of what changed beside it (``<name>.stale-<time>.why``: the parts of the
-fingerprint that differ, when both headers hold them as ``parts``).
+fingerprint that differ, and in each the settings that differ, when both headers hold
+them: :func:`described`, :func:`what_changed`).
 """
 from __future__ import annotations
 
@@ -85,6 +86,41 @@ def set_aside(path: Path, runs: int, changed: str, **note) -> Path:
     return target
 
 
+def described(parts: dict[str, str], fields: dict[str, dict]) -> dict:
+    """What a header keeps of the measurement, to say what changed when the journal is set
+    aside: the hash of each part of the fingerprint (``parts``), and of each setting a part
+    is made of (``fields``: part -> setting -> value)."""
+    return {"parts": parts,
+            "fields": {part: {name: formats.digest(value) for name, value in settings.items()}
+                       for part, settings in fields.items()}}
+
+
+def what_changed(old: dict, new: dict) -> str:
+    """In words, what differs between the measurement of a journal's header ``old`` and that
+    of a job's header ``new`` (:func:`described`): each part that differs, with the settings
+    in it that differ when both headers name them.
+
+    >>> what_changed({"parts": {"binary": "a", "command": "b"},
+    ...               "fields": {"command": {"env": "e", "validate": "v"}}},
+    ...              {"parts": {"binary": "a", "command": "c"},
+    ...               "fields": {"command": {"env": "e", "validate": "w"}}})
+    'command (validate) changed'
+    """
+    before, after = old.get("parts"), new.get("parts")
+    if not (before and after):
+        return "written by an older pinbench with another measurement"
+    changed = []
+    for part in {**before, **after}:
+        if before.get(part) == after.get(part):
+            continue
+        was = old.get("fields", {}).get(part, {})
+        now = new.get("fields", {}).get(part, {})
+        names = [name for name in {**was, **now} if was.get(name) != now.get(name)] \
+            if was and now else []
+        changed.append(f"{part} ({', '.join(names)})" if names else part)
+    return ", ".join(changed) + " changed"
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -119,7 +155,7 @@ class Journal:
         lines = self._read_complete_lines()
         self.header = migrate(json.loads(lines[0])) if lines else {}
         if lines and self.header.get("fingerprint") != self.fingerprint:
-            self._set_aside(self.header.get("parts", {}), extra.get("parts", {}), len(lines) - 1)
+            self._set_aside(what_changed(self.header, extra), len(lines) - 1)
             lines = []
         if not lines:
             self.header = {"fingerprint": self.fingerprint, "created": time.time(), **extra}
@@ -136,12 +172,8 @@ class Journal:
         # first append writes the padding after it
         self._end = self._capacity = os.fstat(self._fd).st_size
 
-    def _set_aside(self, old: dict, new: dict, runs: int) -> None:
-        if old and new:
-            changed = [name for name in {**old, **new} if old.get(name) != new.get(name)]
-            self.changed = ", ".join(changed) + " changed"
-        else:
-            self.changed = "written by an older pinbench with another measurement"
+    def _set_aside(self, changed: str, runs: int) -> None:
+        self.changed = changed
         self.set_aside_runs = runs
         self.set_aside = set_aside(self.path, runs, self.changed)
 

@@ -475,6 +475,28 @@ def _fields(entry: dict, **builtins: str) -> dict[str, str]:
     return dict(entry["params"]) | builtins
 
 
+#: The placeholders of a build command that name files (absolute paths, shell-quoted).
+PATH_FIELDS = ("output", "source", "tree")
+
+
+def build_fields(config: dict, bench: str, output: str,
+                 traced_flags: tuple[str, str] | None = None) -> dict[str, str]:
+    """The values of the placeholders of a benchmark's build command (:func:`build_command`),
+    the paths of :data:`PATH_FIELDS` absolute and not yet quoted."""
+    entry = config["benchmarks"][bench]
+    tree = traced_tree(output) if traced_flags and "tree" in entry else build_tree(config, bench)
+    fields = _fields(entry, **config["compiler"], output=os.path.abspath(output),
+                     source=entry.get("source", ""), tree=tree)
+    if traced_flags is not None:
+        fields.update(trace_cflags=traced_flags[0], trace_ldflags=traced_flags[1])
+    return fields
+
+
+def build_template(config: dict, bench: str, traced: bool = False) -> str:
+    """A benchmark's ``build`` command as written, or its ``trace_build`` (``traced``)."""
+    return config["benchmarks"][bench]["trace_build" if traced else "build"]
+
+
 def build_command(config: dict, bench: str, output: str,
                   traced_flags: tuple[str, str] | None = None) -> str:
     """The shell command that builds one benchmark into ``output`` (made an absolute path,
@@ -484,14 +506,9 @@ def build_command(config: dict, bench: str, output: str,
     benchmark's ``trace_build`` command, which builds the traced variant (in a copy of
     its ``tree``, if it has one: :func:`traced_tree`).
     """
-    entry = config["benchmarks"][bench]
-    tree = traced_tree(output) if traced_flags and "tree" in entry else build_tree(config, bench)
-    fields = _fields(entry, **config["compiler"], output=shlex.quote(os.path.abspath(output)),
-                     source=shlex.quote(entry.get("source", "")), tree=shlex.quote(tree))
-    if traced_flags is None:
-        return entry["build"].format(**fields)
-    fields.update(trace_cflags=traced_flags[0], trace_ldflags=traced_flags[1])
-    return entry["trace_build"].format(**fields)
+    fields = build_fields(config, bench, output, traced_flags)
+    fields.update({name: shlex.quote(fields[name]) for name in PATH_FIELDS})
+    return build_template(config, bench, traced_flags is not None).format(**fields)
 
 
 def build_sources(config: dict, bench: str, generated: frozenset[str] = frozenset()) -> list[str]:
@@ -535,6 +552,12 @@ def sequential_argv(config: dict, bench: str, binary: str) -> list[str] | None:
     size = entry["input"].format(**_fields(entry, threads="1"))
     return shlex.split(entry["sequential"].format(**_fields(
         entry, binary=shlex.quote(os.path.abspath(binary)), input=size, threads="1")))
+
+
+def run_env(config: dict, bench: str) -> dict[str, str]:
+    """What a benchmark's runs and traces add to their environment: the campaign's ``env``,
+    then the benchmark's."""
+    return config["env"] | config["benchmarks"][bench]["env"]
 
 
 def run_argv(config: dict, bench: str, binary: str, threads: int,

@@ -42,31 +42,40 @@ def same_experiments(strategies: list[str], placement_files: list[str],
     return same_as
 
 
-def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,
-                 placement_files: list[str], topology_xml: str,
-                 thread_counts: tuple[int, ...] = ()) -> str:
-    """The job's settings (:class:`JobSettings`) as the JSON that ``python -m pinbench.measure
-    --spec`` reads (``thread_counts``: the machine's; with ``explain``, T_1 is measured by the
-    job only when 1 is not among them). The OMPT tool is added at run time
-    (:func:`with_ompt_tool`)."""
+def job_settings(config: dict, machine: str, bench: str, threads: int, binary: str,
+                 thread_counts: tuple[int, ...] = (),
+                 same_as: dict[str, str] | None = None) -> JobSettings:
+    """The settings of the measurement job of ``bench`` with ``threads`` threads on
+    ``machine`` (``thread_counts``: the machine's; with ``explain``, T_1 is measured by the
+    job only when 1 is not among them; ``same_as``: :func:`same_experiments`)."""
     entry = config["benchmarks"][bench]
     explain = None if not config["explain"] else Explain(
         repetitions=config["explain"]["repetitions"],
         t1_argv=None if 1 in thread_counts else campaign.run_argv(config, bench, binary, 1),
         sequential_argv=campaign.sequential_argv(config, bench, binary))
-    return _text(JobSettings(
+    return JobSettings(
         machine=machine, benchmark=bench, threads=threads,
         argv=campaign.run_argv(config, bench, binary, threads),
         binary=os.path.abspath(binary),
-        env=config["env"] | entry["env"],
+        env=campaign.run_env(config, bench),
         validate=entry["validate"], time_regex=entry["time_regex"],
         exit_status=entry["exit_status"], metrics=entry["metrics"],
         timeout_s=entry["timeout_s"], repetitions=config["repetitions"],
         seed=config["seed"], order=config["order"], strategies=config["strategies"],
-        same_as=same_experiments(config["strategies"], placement_files, topology_xml),
-        quiet=config["quiet"],
+        same_as=same_as or {}, quiet=config["quiet"],
         stopping=config["stopping"] and config["stopping"] | {"confidence": config["confidence"]},
-        explain=explain))
+        explain=explain)
+
+
+def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,
+                 placement_files: list[str], topology_xml: str,
+                 thread_counts: tuple[int, ...] = ()) -> str:
+    """The job's settings (:func:`job_settings`, the strategies that are one experiment read
+    from its placement files) as the JSON that ``python -m pinbench.measure --spec`` reads.
+    The OMPT tool is added at run time (:func:`with_ompt_tool`)."""
+    return _text(job_settings(
+        config, machine, bench, threads, binary, thread_counts,
+        same_experiments(config["strategies"], placement_files, topology_xml)))
 
 
 def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:
