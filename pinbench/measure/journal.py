@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pinbench.results import formats
+from pinbench.results import formats, stale
 
 #: Bytes of zeros written ahead of the runs' lines at a time (about 90 runs' lines).
 CHUNK = 64 << 10
@@ -71,18 +71,14 @@ def finished_runs(path: Path) -> int:
 
 
 def set_aside(path: Path, runs: int, changed: str, **note) -> Path:
-    """Rename a journal ``<name>.stale-<time>`` (never over another one) with a note of why
-    beside it (``.why``: ``runs``, ``changed``, ``set_aside`` and ``note``'s fields); return
-    the new path. Reports list such journals (:meth:`Layout.set_aside_journals`)."""
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    target, k = path.with_name(f"{path.name}.stale-{stamp}"), 1
-    while target.exists():
-        k += 1
-        target = path.with_name(f"{path.name}.stale-{stamp}-{k}")
+    """Rename a journal ``<name>.stale-<time>`` (never over another one:
+    :mod:`pinbench.results.stale`) with a note of why beside it (``.why``: ``runs``,
+    ``changed``, ``set_aside`` and ``note``'s fields); return the new path. Reports list such
+    journals (:meth:`Layout.set_aside_journals`)."""
+    target = stale.new_name(path)
     os.replace(path, target)
-    why = target.with_name(target.name + ".why")
-    why.write_text(json.dumps(formats.stamp("note", {"runs": runs, "changed": changed,
-                                                     "set_aside": time.time()} | note)) + "\n")
+    stale.note(target).write_text(json.dumps(formats.stamp(
+        "note", {"runs": runs, "changed": changed, "set_aside": time.time()} | note)) + "\n")
     return target
 
 
