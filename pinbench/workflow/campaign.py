@@ -133,6 +133,10 @@ def schema_error(error: jsonschema.ValidationError) -> str:
     if error.validator == "pattern" and error.schema["pattern"] == NAME_PATTERN:
         return (f"{where}: name {error.instance!r} is not allowed (use 1-64 letters, digits, "
                 "'_', '.' or '-', starting with a letter or digit; names become path parts)")
+    if where == "repetitions" and error.validator == "minimum":  # the schema's minimum: MIN_N
+        return (f"repetitions: {error.instance} runs per strategy are too few; the Speedup-Test "
+                f"needs at least {MIN_N} (its Shapiro-Wilk test of normality is not defined on "
+                "fewer)")
     return f"{where}: {error.message}"
 
 
@@ -219,14 +223,6 @@ def _check_derived_names(config: dict) -> None:
             built = Path(traced).name
             raise ConfigError(f"benchmarks.{plain[traced]}: clashes with the traced variant of "
                               f"benchmark {name!r} (both would build bin/{built}); rename it")
-
-
-def _check_repetitions(config: dict) -> None:
-    """Enough runs per strategy for the statistics (:data:`MIN_N`, the Speedup-Test's least sample)."""
-    if config["repetitions"] < MIN_N:
-        raise ConfigError(f"repetitions: {config['repetitions']} runs per strategy are too few; "
-                          f"the Speedup-Test needs at least {MIN_N} (its Shapiro-Wilk test of "
-                          f"normality is not defined on fewer)")
 
 
 def repetitions_warning(config: dict, machines: dict[str, Machine]) -> str:
@@ -428,7 +424,6 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     """
     check_values(config)
     validate_schema(config, SCHEMA)
-    _check_repetitions(config)
     _check_derived_names(config)
     try:
         graph = [s for s in config["strategies"] if needs_matrix(s)]

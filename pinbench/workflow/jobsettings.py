@@ -10,7 +10,7 @@ from pathlib import Path
 from pinbench.measure.progress import cell_name
 from pinbench.measure.settings import Explain, JobSettings
 from pinbench.native import NotBuilt
-from pinbench.place.symmetry import canonical_form
+from pinbench.place.symmetry import experiment_key, same_as
 from pinbench.results.placements import read_placement
 from pinbench.topology import parse_xml
 from pinbench.trace.build import ompt_tool
@@ -21,25 +21,16 @@ from pinbench.workflow.places import check_on_node
 def same_experiments(strategies: list[str], placement_files: list[str],
                      topology_xml: str) -> dict[str, str]:
     """strategy -> the earlier strategy (campaign order) whose placement it has, equal or equal
-    up to a symmetry of the machine (:func:`pinbench.place.symmetry.canonical_form`).
-
-    Only strategies with one fixed placement are merged: never ``os`` or ``random``.
-    """
+    up to a symmetry of the machine (:func:`pinbench.place.symmetry.same_as`)."""
     topo = parse_xml(Path(topology_xml).read_text(), topology_xml)
-    first: dict[tuple, str] = {}
-    same_as = {}
     placements = {placement.strategy: placement
                   for placement in map(read_placement, placement_files)}
+    keys = {}
     for strategy in strategies:
         placement = placements[strategy]
-        if not placement.pus or placement.per_repetition:
-            continue
-        form = canonical_form(topo, placement.pus)
-        if form in first:
-            same_as[strategy] = first[form]
-        else:
-            first[form] = strategy
-    return same_as
+        fixed = placement.pus and not placement.per_repetition
+        keys[strategy] = experiment_key(topo, placement.pus) if fixed else None
+    return same_as(keys)
 
 
 def job_settings(config: dict, machine: str, bench: str, threads: int, binary: str,
