@@ -7,8 +7,8 @@ measure rule's settings (they read the placement files) are never compared. So e
 also takes ``settings``, made here from the wildcards alone: the campaign's settings its jobs
 depend on and no others (a benchmark's ``description``, another benchmark or the ``quiet``
 policy change none), as sorted JSON text (Snakemake compares the params' ``repr()``). Paths
-of the project are written relative to it and a benchmark's binary as ``{binary}``, so a
-project that moves re-runs nothing.
+of the project are written relative to it and a benchmark's binary as ``{binary}``: the
+settings do not say where the project lies.
 
 What a job does once re-run is its own business: a rebuild that makes the same bytes
 leaves the traces (:mod:`pinbench.workflow.tracecache`) and the measurements (their journals
