@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pinbench.measure import outputs
 from pinbench.measure.journal import read_lines, set_aside
-from pinbench.results import formats
+from pinbench.results import formats, stale
 from pinbench.results.layout import Layout
 
 WHY = "re-measured on request"
@@ -53,7 +53,7 @@ def remeasure(root: str, machine: str, bench: str, threads: int,
         done.append(f"{count} runs set aside in {target}")
         moved = outputs.set_aside(Path(layout.outputs(machine, bench, threads)),
                                   str(header.get("fingerprint", "")),
-                                  target.name.rpartition(".stale-")[2])
+                                  stale.stamp(target))
         if moved:
             done.append(f"their outputs moved to {moved}")
     # Snakemake re-runs a job whose output is missing only when a target needs it: the

@@ -18,6 +18,9 @@ for place in PLACES:
             cmd=lambda wildcards, output: campaign.build_command(
                 config, wildcards.bench, output[0]
             ),
+            settings=lambda wildcards: rule_settings.build(
+                config, wildcards.bench, LAYOUT.binary(wildcards.machine, wildcards.bench), PROJECT
+            ),
         message:
             "build {wildcards.bench}: {params.cmd}"
         log:
