@@ -1,0 +1,126 @@
+"""Placements the user gives (pinbench.place.user): PU lists, OMP_PLACES strings, likwid-pin
+expressions, checked against the real likwid-pin on faked machines."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from conftest import DATA
+from likwid_machine import FakedLikwid
+
+from pinbench.place.domains import PlacementError
+from pinbench.place.user import UserPlacement, cpu_list, likwid_domains, likwid_pus, omp_places_pus
+from pinbench.topology import load
+
+#: Faked machines likwid 5.2 reads correctly: its topology file wants dense OS indexes and
+#: every PU usable (on sparse or restricted machines likwid-pin itself prints garbage ids).
+MACHINES = [
+    "Package:2 Core:4 PU:2",
+    "Package:2 Core:3 PU:2(indexes=0,6,1,7,2,8,3,9,4,10,5,11)",
+    "Package:1 Die:2 L3Cache:1 Core:3 PU:2",
+    "Package:4 [NUMANode] Core:4 PU:4",
+    "Package:2 [NUMANode] L3Cache:2 Core:4 PU:2",
+    "Package:2 Group:2 L2Cache:2 Core:2 PU:1",
+    "Core:5 PU:1",
+    str(DATA / "topologies" / "snc2.v1.xml"),
+]
+
+
+def _expressions(domains: dict[str, list[int]]) -> list[str]:
+    """Expressions of every form over the machine's domains, a few out of range."""
+    named = [name for name in domains if name != "N"]
+    out = ["N:0-3", "N:1,0", "2,0-1", "N:scatter", "S:scatter", "M:scatter", "C:scatter",
+           "D:scatter", "E:N:4", "E:N:4:1:2", "E:N:7:2:3", "E:S0:3:2:3", "S0:0-1@S1:0-1",
+           "N:0@N:0", "S0:0-40", "X0:1"]
+    for name in named:
+        size = len(domains[name])
+        out += [f"{name}:0", f"{name}:{size - 1}", f"{name}:0-{min(size, 3) - 1}",
+                f"E:{name}:5:2:3"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def shim(tmp_path_factory):
+    out = tmp_path_factory.mktemp("likwid") / "fake_mask.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out), str(DATA / "fake_mask.c"),
+                    "-ldl"], check=True)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("likwid-pin") is None or shutil.which("unshare") is None,
+                    reason="likwid-pin (Debian's likwid) or unshare is not installed")
+@pytest.mark.parametrize("spec", MACHINES)
+def test_likwid_expressions_select_what_likwid_pin_selects(spec, shim, tmp_path):
+    topo = load(spec)
+    likwid = FakedLikwid(topo, tmp_path, shim)
+    real = likwid.domains()
+    ours = likwid_domains(topo)
+    assert {name: sorted(pus) for name, pus in real.items()} == \
+        {name: sorted(pus) for name, pus in ours.items() if pus}
+    checked = refused = 0
+    for expr in _expressions(real):
+        try:
+            theirs = likwid.pus(expr)
+        except ValueError:  # likwid refused it, or warned and made up a placement
+            with pytest.raises(PlacementError):
+                likwid_pus(topo, expr)
+            refused += 1
+            continue
+        assert likwid_pus(topo, expr) == theirs, expr
+        checked += 1
+    assert checked >= 15 and refused >= 2
+    # likwid-pin silently wraps an index past a domain's end (S0:8 is S0:0 on 8 threads);
+    # pinbench refuses it.
+    for name, pus in real.items():
+        assert likwid.pus(f"{name}:{len(pus)}") == likwid.pus(f"{name}:0")
+        with pytest.raises(PlacementError, match=f"no index {len(pus)}"):
+            likwid_pus(topo, f"{name}:{len(pus)}")
+
+
+def test_pu_lists_and_places_keep_the_order_given():
+    assert cpu_list("3,0-2") == [3, 0, 1, 2]
+    assert omp_places_pus("{3},{1}") == [3, 1]
+    assert omp_places_pus("{0}:4:2") == [0, 2, 4, 6]
+    assert omp_places_pus("{5:1},{2}:3:-1") == [5, 2, 1, 0]
+
+
+@pytest.mark.parametrize("kind, text, message", [
+    ("pus", "0-", "not an index or a range"),
+    ("pus", "3-1", "decreases"),
+    ("pus", "0,9", "PU 9 is not a placeable PU"),
+    ("omp_places", "cores", "abstract name"),
+    ("omp_places", "{0,1}", "holds 2 PUs"),
+    ("omp_places", "{0:2}", "holds 2 PUs"),
+    ("omp_places", "{0},{1", "unbalanced"),
+    ("omp_places", "!{0}", "exclusions"),
+    ("omp_places", "{0}:0", "length of at least 1"),
+    ("omp_places", "{1}:3:-1", "negative PU"),
+    ("likwid", "S2:0", "no affinity domain 'S2'"),
+    ("likwid", "S0:4", "has 2 hardware threads, no index 4"),
+    ("likwid", "E:N:2:1", "E:domain:count"),
+    ("likwid", "Q:scatter", "T:scatter"),
+    ("likwid", "", "empty"),
+])
+def test_bad_definitions_are_one_line(kind, text, message):
+    topo = load("Package:2 Core:2 PU:1")
+    with pytest.raises(PlacementError, match=message) as caught:
+        UserPlacement(kind, text).pus(topo)
+    assert "\n" not in str(caught.value)
+
+
+def test_threads_take_the_first_pus_and_share_one_only_when_oversubscribed():
+    topo = load("Package:2 Core:2 PU:1")
+    mine = UserPlacement.of("mine", {"likwid": "S1:0-1@S0:0"})
+    assert mine.place(topo, 2) == [2, 3]
+    assert mine.place(topo, 3) == [2, 3, 0]
+    with pytest.raises(PlacementError, match="gives 3 PUs, fewer than 4 threads"):
+        mine.place(topo, 4)
+    twice = UserPlacement.of("twice", {"pus": [1, 1]})
+    with pytest.raises(PlacementError, match="two of 2 threads on PU 1"):
+        twice.place(topo, 2)
+    assert twice.place(topo, 2, oversubscribe=True) == [1, 1]
+    assert UserPlacement.of("list", {"pus": [3, 0]}) == UserPlacement("pus", "3,0")
+    with pytest.raises(PlacementError, match="one of pus, omp_places, likwid"):
+        UserPlacement.of("x", {"cores": "0"})
