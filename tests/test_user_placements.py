@@ -2,15 +2,19 @@
 expressions, checked against the real likwid-pin on faked machines."""
 from __future__ import annotations
 
+import csv
+import os
 import shutil
 import subprocess
 
 import pytest
-from conftest import DATA
+import yaml
+from conftest import DATA, run_campaign
 from likwid_machine import FakedLikwid
 
 from pinbench.place.domains import PlacementError
 from pinbench.place.user import UserPlacement, cpu_list, likwid_domains, likwid_pus, omp_places_pus
+from pinbench.results.placements import read_placement
 from pinbench.topology import load
 
 #: Faked machines likwid 5.2 reads correctly: its topology file wants dense OS indexes and
@@ -110,7 +114,7 @@ def test_bad_definitions_are_one_line(kind, text, message):
     assert "\n" not in str(caught.value)
 
 
-def test_threads_take_the_first_pus_and_share_one_only_when_oversubscribed():
+def test_threads_take_the_first_pus_never_two_on_one():
     topo = load("Package:2 Core:2 PU:1")
     mine = UserPlacement.of("mine", {"likwid": "S1:0-1@S0:0"})
     assert mine.place(topo, 2) == [2, 3]
@@ -120,7 +124,59 @@ def test_threads_take_the_first_pus_and_share_one_only_when_oversubscribed():
     twice = UserPlacement.of("twice", {"pus": [1, 1]})
     with pytest.raises(PlacementError, match="two of 2 threads on PU 1"):
         twice.place(topo, 2)
-    assert twice.place(topo, 2, oversubscribe=True) == [1, 1]
     assert UserPlacement.of("list", {"pus": [3, 0]}) == UserPlacement("pus", "3,0")
     with pytest.raises(PlacementError, match="one of pus, omp_places, likwid"):
         UserPlacement.of("x", {"cores": "0"})
+
+
+def _campaign(work, placements: dict, strategies: list[str]):
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "campaign.yaml").write_text(yaml.safe_dump({
+        "campaign": "own", "repetitions": 3, "threads": [2], "strategies": strategies,
+        "placements": placements,
+        "machines": {"here": {"topology": "auto"}, "nehalem": {"topology": "nehalem"}},
+        "benchmarks": {"spin": {"source": "tests/data/spin.c", "input": "20",
+                                "timeout_s": 20}}}))
+    return work
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+def test_a_campaign_measures_its_own_placements_verified(tmp_path):
+    work = _campaign(tmp_path / "work", {"backwards": {"omp_places": "{1},{0}"},
+                                         "first-two": {"likwid": "N:0-1"}},
+                     ["os", "compact", "backwards", "first-two"])
+    run = run_campaign(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = work / "results" / "own"
+    backwards = read_placement(results / "here" / "placements" / "spin" / "t2" / "backwards.json")
+    assert backwards.pus == [1, 0]
+    planned = read_placement(results / "nehalem" / "placements" / "spin" / "t2" / "first-two.json")
+    assert planned.pus == likwid_pus(load(str(results / "nehalem" / "topology.xml")), "N:0-1")
+    assert "first-two" in (results / "nehalem" / "plan.txt").read_text()
+    with open(results / "runs.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    ran = {name for row in rows for name in [row["strategy"], *row["stands_for"].split()]}
+    assert {"backwards", "first-two"} <= ran
+    assert {row["verification"] for row in rows if row["strategy"] != "os"} == {"ok"}
+    assert "backwards" in (results / "report" / "index.html").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("placements, strategies, message", [
+    ({"mine": {"likwid": "S7:0"}}, ["os", "mine"],
+     "placements.mine on machine 'here' with 2 threads: likwid 'S7:0': no affinity domain"),
+    ({"mine": {"pus": "0"}}, ["os", "mine"],
+     "placements.mine on machine 'here' with 2 threads: pus '0' gives 1 PUs, fewer than 2"),
+    ({"compact": {"pus": "1,0"}}, ["os", "compact"],
+     "placements.compact: the name of one of pinbench's strategies"),
+    ({}, ["os", "{1},{0}"], "strategies: unknown strategy '{1},{0}'"),
+])
+def test_a_bad_own_placement_is_one_line_before_anything_runs(tmp_path, placements,
+                                                              strategies, message):
+    work = _campaign(tmp_path / "work", placements, strategies)
+    run = run_campaign(work, "-n")
+    assert run.returncode != 0
+    lines = [line for line in run.stderr.splitlines() if message in line]
+    assert len(lines) == 1, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr

@@ -88,20 +88,18 @@ class UserPlacement:
                                  f"of {topo.source or 'this machine'}")
         return pus
 
-    def place(self, topo: Topology, threads: int, oversubscribe: bool = False) -> list[int]:
-        """The PUs of threads 0..``threads``-1: the first ``threads`` of :meth:`pus`.
-
-        Two threads on one PU only with ``oversubscribe``.
-        """
+    def place(self, topo: Topology, threads: int) -> list[int]:
+        """The PUs of threads 0..``threads``-1: the first ``threads`` of :meth:`pus`, no two
+        on one PU."""
         pus = self.pus(topo)
         if threads > len(pus):
             raise PlacementError(f"{self.kind} {self.text!r} gives {len(pus)} PUs, fewer than "
                                  f"{threads} threads")
         chosen = pus[:threads]
-        if not oversubscribe and len(set(chosen)) < threads:
+        if len(set(chosen)) < threads:
             twice = next(pu for pu in chosen if chosen.count(pu) > 1)
             raise PlacementError(f"{self.kind} {self.text!r} puts two of {threads} threads on "
-                                 f"PU {twice} (allowed with oversubscribe: true)")
+                                 f"PU {twice}")
         return chosen
 
 
