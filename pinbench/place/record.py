@@ -21,6 +21,7 @@ from pinbench.graph.objective import core_pairs, lowest_shared_matrix, objective
 from pinbench.place.domains import PlacementError, check_fits
 from pinbench.place.registry import parse_strategy
 from pinbench.place.study import Memo
+from pinbench.place.user import UserPlacement
 from pinbench.results.placements import Placement, write_placement
 from pinbench.seeding import derive_seed
 from pinbench.topology import Topology, load
@@ -43,7 +44,8 @@ def wrapped(pus: list[int], threads: int) -> list[int]:
 
 def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
                    repetitions: int = 1, matrix: np.ndarray | None = None,
-                   oversubscribe: bool = False, memo: Memo | None = None) -> Placement:
+                   oversubscribe: bool = False, memo: Memo | None = None,
+                   placements: dict[str, UserPlacement] | None = None) -> Placement:
     """The placement of one strategy for ``threads`` threads on ``topo``.
 
     ``seed`` and ``repetitions`` matter to ``random``, which draws one
@@ -62,10 +64,11 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
 
     ``memo``, one per (topology, matrix), lets the strategies placed with it share their steps
     (:class:`pinbench.place.study.Memo`): the matching, the socket partition, the study's
-    placements that ``hierarchical`` starts from.
+    placements that ``hierarchical`` starts from. ``placements``: the campaign's own
+    placements by name (:mod:`pinbench.place.user`).
     """
     memo = Memo() if memo is None else memo
-    chosen, sockets = parse_strategy(strategy)
+    chosen, sockets = parse_strategy(strategy, placements)
     placed = threads
     if oversubscribe and threads > len(topo.placeable):
         if not chosen.wraps:
@@ -123,20 +126,22 @@ def ranked(topo: Topology, placements: list[Placement]) -> list[tuple[Placement,
 
 def write_placements(topology: str, threads: int, names: list[str], outputs: list[Path],
                      seed: int = 0, repetitions: int = 1, log: Path | None = None,
-                     matrix: Path | None = None, oversubscribe: bool = False) -> list[Placement]:
+                     matrix: Path | None = None, oversubscribe: bool = False,
+                     placements: dict[str, UserPlacement] | None = None) -> list[Placement]:
     """Compute each named strategy's placement and write it to the matching path of ``outputs``.
 
     ``log``, when given, receives one :meth:`~pinbench.results.placements.Placement.line`
     per strategy. ``matrix``, when given, is the affinity matrix file
     (:mod:`pinbench.graph.matrix`) of the run: the graph strategies need it, and
-    every placement gets its J. ``oversubscribe``: as :func:`make_placement`'s. The strategies
+    every placement gets its J. ``oversubscribe``, ``placements``: as :func:`make_placement`'s.
+    The strategies
     share their common steps (one :class:`~pinbench.place.study.Memo`).
     """
     topo = load(topology)
     weights = None if matrix is None else read_matrix(matrix)
     memo = Memo()
     placements = [make_placement(topo, name, threads, seed, repetitions, weights,
-                                 oversubscribe, memo)
+                                 oversubscribe, memo, placements)
                   for name in names]
     for placement, path in zip(placements, outputs, strict=True):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
