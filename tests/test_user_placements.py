@@ -134,7 +134,8 @@ def _campaign(work, placements: dict, strategies: list[str]):
     (work / "campaign.yaml").write_text(yaml.safe_dump({
         "campaign": "own", "repetitions": 3, "threads": [2], "strategies": strategies,
         "placements": placements,
-        "machines": {"here": {"topology": "auto"}, "nehalem": {"topology": "nehalem"}},
+        "machines": {"here": {"topology": "auto"}, "nehalem": {"topology": "nehalem"},
+                     "hybrid": {"topology": str(DATA / "topologies" / "hybrid.v2.xml")}},
         "benchmarks": {"spin": {"source": "tests/data/spin.c", "input": "20",
                                 "timeout_s": 20}}}))
     return work
@@ -159,7 +160,11 @@ def test_a_campaign_measures_its_own_placements_verified(tmp_path):
     ran = {name for row in rows for name in [row["strategy"], *row["stands_for"].split()]}
     assert {"backwards", "first-two"} <= ran
     assert {row["verification"] for row in rows if row["strategy"] != "os"} == {"ok"}
-    assert "backwards" in (results / "report" / "index.html").read_text()
+    report = (results / "report" / "index.html").read_text()
+    assert "backwards" in report
+    # a hybrid machine's kinds, and the kind each placement's threads are on (test_cpu_kinds)
+    assert "CPU kinds: IntelCore 12 PUs (most efficient), IntelAtom 8 PUs" in report
+    assert "(2 on IntelCore)" in report and "on IntelAtom" not in report
 
 
 @pytest.mark.slow

@@ -76,6 +76,8 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
                                  f"{len(topo.placeable)} placeable PUs (oversubscribed)")
         placed = len(topo.placeable)
     check_fits(topo, placed)
+    # on a hybrid machine the strategies keep to the most efficient kind while threads fit
+    on = topo if placements and strategy in placements else topo.on_best_kind(placed)
     if matrix is not None:
         matrix = np.asarray(matrix, dtype=float)
         if matrix.shape != (threads, threads):
@@ -87,7 +89,7 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
                           placeable=topo.placeable, pus=None, J=None,
                           oversubscribed=placed < threads)
     if chosen.per_repetition:
-        draws = [wrapped(chosen.place(topo, placed, matrix, sockets, derive_seed(seed, rep),
+        draws = [wrapped(chosen.place(on, placed, matrix, sockets, derive_seed(seed, rep),
                                       memo), threads)
                  for rep in range(repetitions)]
         each = None if matrix is None else [objective(topo, matrix, pus) for pus in draws]
@@ -96,7 +98,7 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
                                    J=None if each is None else float(np.mean(each)))
     if chosen.place is None:
         return placement  # os
-    pus = wrapped(chosen.place(topo, placed, matrix, sockets, seed, memo), threads)
+    pus = wrapped(chosen.place(on, placed, matrix, sockets, seed, memo), threads)
     return dataclasses.replace(placement, pus=pus, shared_level=shared_levels(topo, pus),
                                J=None if matrix is None else objective(topo, matrix, pus),
                                seed=seed if chosen.needs_matrix else None)
@@ -115,13 +117,19 @@ def core_sharing(topo: Topology, placement: Placement) -> float | None:
 def ranked(topo: Topology, placements: list[Placement]) -> list[tuple[Placement, float]]:
     """The placements that bind threads and have a J, best first, with their core sharing.
 
-    Placements are ranked by core sharing first, then by J (see
-    :mod:`pinbench.graph.objective`): J compares communication only between
-    placements that load the cores alike. Ties keep the order of ``placements``.
+    Placements are ranked by the threads they put off the most efficient CPU kind first (a
+    hybrid machine's E-cores; :meth:`~pinbench.topology.Topology.off_best_kind`), then by core
+    sharing, then by J (see :mod:`pinbench.graph.objective`): J compares communication only
+    between placements that load the cores alike. Ties keep the order of ``placements``.
     """
     scored = [(placement, core_sharing(topo, placement)) for placement in placements
               if placement.J is not None]  # os has no J
-    return sorted(scored, key=lambda item: (item[1], item[0].J))
+
+    def off_kind(placement: Placement) -> float:
+        lists = placement.pus_by_repetition or [placement.pus]
+        return float(np.mean([topo.off_best_kind(pus) for pus in lists]))
+
+    return sorted(scored, key=lambda item: (off_kind(item[0]), item[1], item[0].J))
 
 
 def write_placements(topology: str, threads: int, names: list[str], outputs: list[Path],
