@@ -10,7 +10,13 @@ libgomp prints no such line for a one-thread team, so at one thread the set the
 kernel gave the program's initial thread at exit (read by the launcher from the
 exited process, :attr:`pinbench.measure.spawn.RunResult.exit_cpus`) is added to
 thread 0's: it covers both runtimes, static programs and programs that run no
-parallel region, and costs the program nothing.
+parallel region, and costs the program nothing. A bound run's thread 0 gets it at every
+thread count.
+
+The runtime reports the place it gave a thread, not where the thread runs: a program that
+moves its own threads (``sched_setaffinity``) is seen by the launcher's looks at each
+thread's CPUs while it runs (:func:`with_threads`). A run shorter than the first look
+(10 ms), or a move undone between two looks, is seen only at thread 0's exit.
 """
 from __future__ import annotations
 
@@ -62,6 +68,33 @@ def with_initial_thread(observed: dict[int, frozenset[int]],
     if not exit_cpus:
         return observed
     return observed | {0: observed.get(0, frozenset()) | parse_cpu_list(exit_cpus)}
+
+
+def with_threads(observed: dict[int, frozenset[int]], thread_cpus: dict[int, str], pid: int,
+                 threads: int) -> dict[int, frozenset[int]]:
+    """``observed`` with the CPUs the kernel allowed each thread while the program ran (the
+    launcher's looks, task id -> CPU list) added to that thread's: a thread the program moved
+    (``sched_setaffinity``) is then seen on more than its place.
+
+    The initial thread (task id ``pid``) is thread 0; the others are threads 1, 2, ... in the
+    order they were created (task ids ascending, as both runtimes start a team) when the
+    program had exactly ``threads`` of them; otherwise (threads of the program's own) only
+    thread 0's CPUs are added. Only threads the runtime reported are added to (and thread 0
+    at one thread, which the runtime does not report).
+
+    >>> with_threads({0: frozenset({2}), 1: frozenset({3})}, {7: "2", 9: "2", 8: "2"}, 7, 3)
+    {0: frozenset({2}), 1: frozenset({2, 3})}
+    >>> with_threads({0: frozenset({2}), 1: frozenset({3})}, {7: "1", 9: "2"}, 7, 3)
+    {0: frozenset({1, 2}), 1: frozenset({3})}
+    """
+    if pid not in thread_cpus:
+        return observed
+    order = [pid, *sorted(tid for tid in thread_cpus if tid != pid)]
+    added = dict(observed)
+    for number, tid in enumerate(order if len(order) == threads else [pid]):
+        if number in observed or threads == 1:
+            added[number] = observed.get(number, frozenset()) | parse_cpu_list(thread_cpus[tid])
+    return added
 
 
 def verify(planned: list[int] | None, observed: dict[int, frozenset[int]],
