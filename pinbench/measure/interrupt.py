@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import select
 import signal
 from collections.abc import Iterator
 
@@ -29,6 +30,8 @@ from collections.abc import Iterator
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: The environment variable naming the workflow's process: ``<host> <pid>``.
 WORKFLOW_VARIABLE = "PINBENCH_WORKFLOW"
+#: Why a measuring process stops when its workflow's process is gone.
+WORKFLOW_GONE = "the workflow's process ended"
 #: What the measuring process's command line holds (``python -m pinbench.measure``).
 MEASURING_MODULE = b"pinbench.measure"
 
@@ -115,6 +118,14 @@ def workflow_fd() -> int:
         return os.pidfd_open(int(pid))
     except OSError:
         return -1
+
+
+def check() -> None:
+    """Raise :class:`Interrupted` when the workflow's process is gone (between runs: a wait
+    for a quiet machine)."""
+    fd = workflow_fd()
+    if fd >= 0 and select.select([fd], [], [], 0)[0]:
+        raise Interrupted(WORKFLOW_GONE, 0)
 
 
 def descendants(root: int) -> list[int]:

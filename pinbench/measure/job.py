@@ -447,7 +447,9 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
         record = RunRecord(**journal.runs[(strategy, rep)]) \
             if (strategy, rep) in journal.runs else None
         if record is None:
-            waited, busy = wait_until_quiet(threshold, max_wait) if noisy else (0.0, False)
+            interrupt.check()
+            waited, busy = wait_until_quiet(threshold, max_wait, check=interrupt.check) \
+                if noisy else (0.0, False)
             if busy:
                 say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
                     f"busy for {max_wait:g} s: measuring anyway "

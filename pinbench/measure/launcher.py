@@ -195,7 +195,7 @@ class Launcher:
                 return
             stop = interrupt.take_pending() if interrupt.wake_fd() in ready else None
             if ready - {self._reply_fd, interrupt.wake_fd()}:  # the workflow's process is gone
-                stop = interrupt.Interrupted("the workflow's process ended", 0)
+                stop = interrupt.Interrupted(interrupt.WORKFLOW_GONE, 0)
             if stop is not None:
                 self._proc.send_signal(signal.SIGTERM)  # it kills the run and what it left
                 try:
