@@ -302,7 +302,8 @@ def test_a_file_the_build_reads_needs_a_printable_name(tmp_path):
     assert campaign.build_sources(load(config)[0], "spin") == [str(tmp_path / "spin.c")]
 
 
-@pytest.mark.parametrize("plain", [False, True], ids=["pinbench run", "plain snakemake"])
+@pytest.mark.parametrize("plain", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["pinbench run", "plain snakemake"])
 def test_no_escape_sequence_of_a_campaign_reaches_the_terminal(tmp_path, plain):
     """The run command Snakemake's job line prints (``input``), a benchmark's name the
     schema refuses (Snakemake's validate() quotes it): one line, its escapes written out."""

@@ -55,6 +55,7 @@ def test_a_job_does_not_start_on_a_file_system_without_room(tmp_path):
         assert not (fs / "pids").exists() and not (fs / "j.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_disk_that_fills_during_a_job_ends_it_in_one_line_and_it_resumes(tmp_path):
     """The runs print 96 KiB of random text, kept compressed: once the disk is full, the
     next run's kept output cannot be written."""

@@ -46,6 +46,7 @@ def wait_for(condition, timeout: float = 60) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_ends_the_run_under_way_and_the_next_call_resumes(tmp_path, signum):
     command = measuring_command(tmp_path)
@@ -86,6 +87,7 @@ def measuring_processes(work: Path) -> list[str]:
     return found.stdout.split()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_a_stop_to_snakemake_alone_stops_its_measurement_promptly(tmp_path, signum):
     """Snakemake asked to stop waits for its running jobs: the measurement stops at once
