@@ -96,6 +96,8 @@
 #define FIRST_LOOK_NS 10000000LL
 #define LOOK_NS 100000000LL
 #define SAMPLE_NS 1000000000LL
+/* The CPU time a thread has had before its CPUs count (see sample_threads). */
+#define RAN_NS 1000000LL
 /* Bytes of a program's output held before all but the last output_limit are freed. */
 #define OUTPUT_HOLD (16LL << 20)
 /* How long the launcher tries to kill and reap the processes a program left. */
@@ -244,12 +246,32 @@ static void exit_cpus(pid_t pid, struct cpu_mask *m, char *out, size_t size)
 /* The CPUs each thread of the running program was seen allowed on: one entry per task. */
 struct threads {
     pid_t *tids;
-    cpu_set_t **cpus; /* the union of the sets seen */
+    cpu_set_t **cpus; /* the union of the sets seen once the task had run RAN_NS */
     int count, capacity;
 };
 
+/* The CPU time task tid of process pid has had (ns, /proc/PID/task/TID/schedstat), or -1
+ * when the kernel does not say. */
+static long long task_ran_ns(pid_t pid, pid_t tid)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+    FILE *file = fopen(path, "r");
+    long long ran = -1;
+    if (file) {
+        if (fscanf(file, "%lld", &ran) != 1)
+            ran = -1;
+        fclose(file);
+    }
+    return ran;
+}
+
 /* Adds what the kernel says now of each task of process pid (sched_getaffinity per task of
- * /proc/PID/task); a task that ended meanwhile is left out. */
+ * /proc/PID/task); a task that ended meanwhile is left out. The CPUs of a task that has not
+ * yet run RAN_NS are not added: a thread just created has its creator's CPUs until it is
+ * bound (by glibc's pthread_create after the clone, or by itself as it starts: LLVM's
+ * libomp), and on a busy machine it may wait past a look before it runs; a thread the
+ * program moves runs on where it was moved. */
 static void sample_threads(pid_t pid, struct cpu_mask *m, struct threads *t)
 {
     char path[64];
@@ -260,6 +282,7 @@ static void sample_threads(pid_t pid, struct cpu_mask *m, struct threads *t)
     struct dirent *entry;
     while ((entry = readdir(dir))) {
         pid_t tid = (pid_t)atol(entry->d_name);
+        long long ran = tid > 0 ? task_ran_ns(pid, tid) : 0; /* before the CPUs: not older */
         if (tid <= 0 || sched_getaffinity(tid, m->size, m->set) != 0)
             continue;
         int i = 0;
@@ -286,6 +309,8 @@ static void sample_threads(pid_t pid, struct cpu_mask *m, struct threads *t)
             t->tids[i] = tid;
             t->count++;
         }
+        if (ran >= 0 && ran < RAN_NS)
+            continue;
         CPU_OR_S(m->size, t->cpus[i], t->cpus[i], m->set);
     }
     closedir(dir);
