@@ -31,8 +31,9 @@
  * output_limit of them (a hole punched in the memory file: the program writes on, the file
  * holds at most OUTPUT_HOLD plus what it writes in LOOK_NS); at 10, 20, 40 ms and so on
  * (every second at most) at the CPUs each of its threads may run on (sched_getaffinity of each
- * task in /proc/PID/task): the union of what each thread was seen on comes back with the
- * reply, so that a program that moves its own threads (sched_setaffinity) is caught.
+ * task in /proc/PID/task): the union of what each thread was seen on, once it had run RAN_NS,
+ * comes back with the reply, so that a program that moves its own threads (sched_setaffinity)
+ * is caught.
  *
  * SIGINT, SIGTERM or SIGHUP to the launcher: the run under way is killed with every process it
  * left, then the launcher exits (status 128 + the signal), without a reply.
