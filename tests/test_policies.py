@@ -5,17 +5,21 @@ faked machine's CPUs from tests/data/fake_mask.c, bind nothing, and report each 
 through OMP_DISPLAY_AFFINITY."""
 from __future__ import annotations
 
+import csv
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+import yaml
+from conftest import DATA, run_campaign
 from test_kmp_libomp import cpuinfo, hwloc_pus, linux_smt, run
 
-from pinbench.measure.verify import parse_cpu_list
+from pinbench.measure.verify import parse_cpu_list, verify
 from pinbench.place.domains import PlacementError
 from pinbench.place.policies import NAMES, assignment, predict
+from pinbench.results.placements import read_placement
 from pinbench.topology import Node, load
 
 #: (hwloc synthetic string, the hwloc levels libomp reads as socket, core, thread, allowed PUs).
@@ -139,3 +143,40 @@ def test_spread_partitions_as_each_runtime_does():
         == [0, 2, 4, 6]
     with pytest.raises(PlacementError, match="more threads than places"):
         assignment(2, 3, "close", "libgomp")
+
+
+def test_a_policy_run_is_verified_against_its_places():
+    assert verify([[0, 8], [1, 9]], {0: frozenset({0, 8}), 1: frozenset({1, 9})}) == "ok"
+    assert verify([[0, 8], [1, 9]], {0: frozenset({0}), 1: frozenset({1, 9})}) == "mismatch"
+    assert verify([0, 1], {0: frozenset({0}), 1: frozenset({1})}) == "ok"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_a_campaign_measures_the_runtimes_policies_verified(tmp_path, cc):
+    work = tmp_path / "work"
+    work.mkdir()
+    strategies = ["os", "compact", "close-threads", "spread-cores", "primary-threads"]
+    (work / "campaign.yaml").write_text(yaml.safe_dump({
+        "campaign": "policies", "repetitions": 3, "threads": [2], "strategies": strategies,
+        "compiler": {"cc": cc}, "machines": {"here": {"topology": "auto"}},
+        "benchmarks": {"spin": {"source": "tests/data/spin.c", "input": "20",
+                                "timeout_s": 20}}}))
+    run = run_campaign(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = work / "results" / "policies" / "here"
+    spread = read_placement(results / "placements" / "spin" / "t2" / "spread-cores.json")
+    assert spread.policy == {"OMP_PROC_BIND": "spread", "OMP_PLACES": "cores"}
+    assert set(spread.places_by_runtime) == {"libgomp", "libomp"}
+    with open(work / "results" / "policies" / "runs.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    runtime = "libgomp" if cc == "gcc" else "libomp"
+    for policy in ("close-threads", "spread-cores", "primary-threads"):
+        mine = [row for row in rows if row["strategy"] == policy]
+        assert len(mine) == 3 and {row["verification"] for row in mine} == {"ok"}, mine
+        planned = read_placement(results / "placements" / "spin" / "t2" / f"{policy}.json")
+        assert {row["pus"] for row in mine} == {
+            " ".join(",".join(map(str, place)) for place in planned.places_by_runtime[runtime])}
+    # the runtime binds these: measured apart from compact even where they coincide
+    assert not any("close-threads" in row["stands_for"] for row in rows)
