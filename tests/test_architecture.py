@@ -10,6 +10,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
+from pinbench.place.policies import NAMES as POLICY_NAMES
 from pinbench.place.record import make_placement
 from pinbench.place.registry import GRAPH as registry_graph
 from pinbench.place.registry import NAMES, STRATEGIES
@@ -116,7 +117,8 @@ def test_a_snakemake_call_imports_no_numerical_library_of_its_own(tmp_path):
 
 def test_the_registry_is_the_only_list_of_strategy_names():
     assert NAMES == ("os", "random", "compact", "scatter", "lp-compact", "lp-scatter", "gp",
-                     "lpgp", "gplp", "hierarchical")
+                     "lpgp", "gplp", "hierarchical", *POLICY_NAMES)
+    assert POLICY_NAMES[:2] == ("close-threads", "close-cores")
     assert [n for n, s in STRATEGIES.items() if s.takes_sockets] == ["lpgp", "gplp"]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # no module but the registry spells a graph strategy's name as a string literal

@@ -54,8 +54,8 @@ def test_placement_files_of_version_1_read_and_are_written_again_as_they_were(tm
         assert placement.strategy == path.stem
         assert list(placement.to_json().items()) == list(old.items())  # keys in their order
         write_placement(placement, tmp_path / path.name)
-        assert (tmp_path / path.name).read_text() == json.dumps({"format": 2, **old},
-                                                                indent=1) + "\n"
+        written = {"format": formats.CURRENT["placement"], **old}
+        assert (tmp_path / path.name).read_text() == json.dumps(written, indent=1) + "\n"
     random = read_placement(V1 / "placements" / "random.json")
     draws = json.loads((V1 / "placements" / "random.json").read_text())["pus_by_repetition"]
     assert random.per_repetition and random.pus_for(3) == draws[3]
@@ -213,7 +213,9 @@ def test_the_measuring_process_refuses_a_newer_placement_in_one_line(tmp_path):
         [sys.executable, "-m", "pinbench.measure", "--spec", json.dumps(spec), "--placements",
          str(placement), "--journal", str(tmp_path / "j.jsonl"), "--out", str(tmp_path / "t.csv"),
          "--lock", str(tmp_path / "lock")], capture_output=True, text=True, timeout=60)
+    newest = formats.CURRENT["placement"]
     assert proc.returncode == 2 and proc.stderr == (
-        f"python -m pinbench.measure: error: {placement}: a placement file of format 3, newer "
-        "than this pinbench reads (up to 2): read it with a newer pinbench\n")
+        f"python -m pinbench.measure: error: {placement}: a placement file of format "
+        f"{newest + 1}, newer than this pinbench reads (up to {newest}): read it with a newer "
+        "pinbench\n")
     assert not (tmp_path / "j.jsonl").exists()

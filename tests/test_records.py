@@ -27,6 +27,8 @@ def test_every_strategy_s_placement_reads_back_from_its_file(tmp_path, oversubsc
     rng = np.random.default_rng(3)
     upper = np.triu(rng.integers(0, 50, (threads, threads)), 1)
     names = [n for n in NAMES if not oversubscribe or n in ("os", "random", "compact")]
+    # nehalem's 2 sockets are 2 places: 4 threads only under the primary policy
+    names = [n for n in names if not n.endswith("-sockets") or n.startswith("primary")]
     for name in names:
         made = make_placement(topo, name, threads, seed=5, repetitions=3,
                               matrix=upper + upper.T, oversubscribe=oversubscribe)

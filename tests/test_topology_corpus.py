@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from conftest import DATA, ROOT, preset
 
+from pinbench.place.domains import PlacementError
 from pinbench.place import registry
 from pinbench.place.independent import compact, scatter
+from pinbench.place.policies import NAMES as POLICY_NAMES, predict
 from pinbench.place.record import make_placement
 from pinbench.topology import Topology, is_synthetic, load, parse_cpuset, parse_xml
 
@@ -22,7 +24,10 @@ SYNTHETIC = [line for line in (CORPUS / "synthetic.txt").read_text().splitlines(
              if line.strip() and not line.startswith("#")]
 PRESETS = [preset(path.stem) for path in sorted((ROOT / "pinbench" / "workflow" / "presets").glob("*.yaml"))]
 SPECS = FILES + SYNTHETIC + PRESETS
-BINDING = [strategy for strategy in registry.NAMES if strategy != "os"]  # os places nothing
+#: pinbench's own strategies that bind threads (os places nothing; the runtimes' policies are
+#: the runtimes' own: test_policies_bind_to_allowed_places below)
+BINDING = [strategy for strategy in registry.NAMES
+           if strategy != "os" and not registry.STRATEGIES[strategy].policy]
 
 
 def name(spec: str) -> str:
@@ -99,3 +104,22 @@ def test_every_strategy_places_threads_on_distinct_placeable_pus(spec):
             for pus in placement.pus_by_repetition or [placement.pus]:
                 assert len(pus) == len(set(pus)) == n, (strategy, n, pus)
                 assert set(pus) <= topo.allowed, (strategy, n, pus)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=name)
+def test_policies_bind_to_allowed_places(spec):
+    """Every runtime's policy predicts places of allowed PUs, a distinct place per thread but
+    under ``primary``, or refuses more threads than places in one line."""
+    topo = tree(spec)
+    for n in thread_counts(len(topo.placeable)):
+        for policy in POLICY_NAMES:
+            try:
+                found = predict(topo, policy, n)
+            except PlacementError as exc:
+                assert "more threads than places" in str(exc) and "\n" not in str(exc)
+                continue
+            for runtime, places in found.items():
+                assert len(places) == n and all(set(p) <= topo.allowed for p in places)
+                distinct = {tuple(p) for p in places}
+                assert len(distinct) == (1 if policy.startswith("primary") else n), (runtime,
+                                                                                    policy, n)

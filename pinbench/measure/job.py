@@ -98,6 +98,11 @@ class Job(JobSettings):
         return {}
 
     @functools.cached_property
+    def runtime(self) -> str:
+        """The OpenMP runtime the program loads: ``libgomp`` (a gcc build), else ``libomp``."""
+        return "libgomp" if explaining.links_libgomp(self.binary_path) else "libomp"
+
+    @functools.cached_property
     def binary_digest(self) -> str:
         """SHA-256 of the binary's bytes, read once per job (every fingerprint holds it)."""
         return hashlib.sha256(Path(self.binary_path).read_bytes()).hexdigest()
@@ -163,23 +168,43 @@ def run_order(strategies: list[str], repetitions: int, order: str, seed: int) ->
     return pairs
 
 
-def run_environment(job: Job, pus: list[int] | None) -> dict[str, str]:
-    """The full environment of one run: fixed base, campaign extras, OpenMP binding."""
+#: What a run plans: thread i's PU, or under a runtime's policy the PUs of thread i's place.
+Planned = list[int] | list[list[int]]
+
+
+def planned_binding(job: Job, strategy: str, repetition: int,
+                    runtime: str | None = None) -> tuple[Planned | None, dict[str, str] | None]:
+    """What a run of ``strategy`` plans (None: not bound) and the runtime policy it runs under
+    (None: pinbench binds): a policy's places are those the program's runtime (``runtime``,
+    default :attr:`Job.runtime`) binds its threads to."""
+    placement = job.placements[strategy]
+    if placement.policy:
+        return placement.places_by_runtime[runtime or job.runtime], placement.policy
+    return placement.pus_for(repetition), None
+
+
+def run_environment(job: Job, pus: list[int] | None,
+                    policy: dict[str, str] | None = None) -> dict[str, str]:
+    """The full environment of one run: fixed base, campaign extras, OpenMP binding (the
+    runtime's own ``policy``, else thread i on ``pus[i]``)."""
     env = base_environment() | job.env
     env.update(OMP_NUM_THREADS=str(job.threads), OMP_DISPLAY_AFFINITY="TRUE",
                OMP_AFFINITY_FORMAT=verify.AFFINITY_FORMAT)
-    if pus is not None:
+    if policy is not None:
+        env.update(policy)
+    elif pus is not None:
         env.update(OMP_PLACES=omp_places(pus), OMP_PROC_BIND="close")
     return env
 
 
-def prepared_run(job: Job, pus: list[int] | None) -> tuple[dict[str, str], bytes]:
-    """The environment of a run on ``pus`` and the launcher's request for it, made once per
-    job and placement (:attr:`Job.prepared`)."""
-    key = tuple(pus) if pus is not None else None
+def prepared_run(job: Job, pus: list[int] | None,
+                 policy: dict[str, str] | None = None) -> tuple[dict[str, str], bytes]:
+    """The environment of a run on ``pus`` (or under ``policy``) and the launcher's request
+    for it, made once per job and placement (:attr:`Job.prepared`)."""
+    key = tuple(sorted(policy.items())) if policy else tuple(pus) if pus is not None else None
     found = job.prepared.get(key)
     if found is None:
-        env = run_environment(job, pus)
+        env = run_environment(job, pus, policy)
         found = job.prepared[key] = (env, prepare(job.argv, env, job.timeout_s))
     return found
 
@@ -198,10 +223,12 @@ def _governor_file(pu: int) -> str | None:
     return path if os.path.exists(path) else None
 
 
-def governor(pus: list[int] | None) -> str:
+def governor(pus: Planned | None) -> str:
     """The CPU frequency governor of the PUs used (``unreadable`` when sysfs has none)."""
     found = set()
-    for path in filter(None, map(_governor_file, pus if pus is not None else [0])):
+    used = [0] if pus is None else [pu for entry in pus
+                                   for pu in ([entry] if isinstance(entry, int) else entry)]
+    for path in filter(None, map(_governor_file, used)):
         try:  # os.open rather than pathlib: read before every run
             fd = os.open(path, os.O_RDONLY)
         except OSError:
@@ -295,14 +322,14 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
     ``launcher``: the launcher process that runs it (default: this process's own). The
     output is parsed and the binding verified once the program is reaped, after the clock.
     """
-    pus = job.placements[strategy].pus_for(repetition)
-    env, request = prepared_run(job, pus)
-    return run_recorded(job, strategy, repetition, order_index, pus, env, request, launcher,
+    planned, policy = planned_binding(job, strategy, repetition)
+    env, request = prepared_run(job, None if policy else planned, policy)
+    return run_recorded(job, strategy, repetition, order_index, planned, env, request, launcher,
                         outputs)
 
 
 def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
-                 pus: list[int] | None, env: dict[str, str], request: bytes | None = None,
+                 pus: Planned | None, env: dict[str, str], request: bytes | None = None,
                  launcher: Launcher | None = None,
                  outputs: kept_outputs.Outputs | None = None) -> RunRecord:
     """One run on ``pus`` (None: not bound) in the environment ``env``, recorded as
@@ -336,7 +363,7 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
         wall_s=result.wall_s, user_s=round(result.user_s, 6), sys_s=round(result.sys_s, 6),
         exit_status=result.exit_status, timed_out=result.timed_out,
         validated=validated, verification=verify.verify(pus, observed, job.threads),
-        pus=" ".join(map(str, pus)) if pus is not None else "",
+        pus=verify.format_planned(pus) if pus is not None else "",
         observed=verify.format_binding(observed), load_1m=load_1m, governor=gov,
         started_at=started, other_cpu=result.other_cpu, time_resolution_s=resolution,
         metrics=json.dumps(values, sort_keys=True, allow_nan=False) if values else "",
@@ -590,12 +617,15 @@ class _ExplainedRuns:
         job, record_file = self.job, None
         if kind == "explained":
             placement = job.placements[strategy]
-            # random: the timing runs' draws, in turn
-            pus = placement.pus_for(rep % len(placement.pus_by_repetition)) \
-                if placement.per_repetition else placement.pus
+            # random: the timing runs' draws, in turn; a policy: libomp's places (explained
+            # runs run under libomp)
+            pus, policy = planned_binding(
+                job, strategy, rep % len(placement.pus_by_repetition)
+                if placement.per_repetition else rep, runtime="libomp")
             record_file = explaining.record_path(self.folder, strategy, rep)
-            env = explaining.explain_environment(run_environment(job, pus), job.explain.tool,
-                                                 record_file)
+            env = explaining.explain_environment(
+                run_environment(job, None if policy else pus, policy), job.explain.tool,
+                record_file)
         else:  # the uninstrumented baselines: one thread, not bound
             job = dataclasses.replace(job, threads=1, argv=job.explain.t1_argv
                                       if kind == "t1" else job.explain.sequential_argv)

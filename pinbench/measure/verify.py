@@ -101,9 +101,23 @@ def with_threads(observed: dict[int, frozenset[int]], thread_cpus: dict[int, str
     return added
 
 
-def verify(planned: list[int] | None, observed: dict[int, frozenset[int]],
+def _cpus(entry: int | list[int]) -> frozenset[int]:
+    return frozenset([entry] if isinstance(entry, int) else entry)
+
+
+def format_planned(planned: list[int] | list[list[int]]) -> str:
+    """A run's plan as text: thread i's PU, or the PUs of its place under a runtime's policy.
+
+    >>> format_planned([1, 0]), format_planned([[0, 8], [1, 9]])
+    ('1 0', '0,8 1,9')
+    """
+    return " ".join(",".join(map(str, sorted(_cpus(entry)))) for entry in planned)
+
+
+def verify(planned: list[int] | list[list[int]] | None, observed: dict[int, frozenset[int]],
            threads: int | None = None) -> str:
-    """``ok`` when thread i ran on exactly ``planned[i]`` for every i.
+    """``ok`` when thread i ran on exactly ``planned[i]`` for every i (a PU, or the PUs of
+    the place a runtime's policy binds it to).
 
     ``threads`` when the runtime reported a whole team of another size than ``threads``
     (default: the planned count), bound or not: the program chose its own thread count;
@@ -126,7 +140,7 @@ def verify(planned: list[int] | None, observed: dict[int, frozenset[int]],
         return MISSING
     if set(observed) != set(range(len(planned))):
         return MISMATCH
-    good = all(observed[i] == {pu} for i, pu in enumerate(planned))
+    good = all(observed[i] == _cpus(entry) for i, entry in enumerate(planned))
     return VERIFIED if good else MISMATCH
 
 

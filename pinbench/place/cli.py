@@ -40,13 +40,15 @@ SOCKET_VARIANTS = tuple(name for name, strategy in STRATEGIES.items() if strateg
 
 
 def strategy_names(requested: list[str], sockets: int | None) -> list[str]:
-    """The strategies a command asks for: ``all`` (every one that binds threads) or the names.
+    """The strategies a command asks for: ``all`` (every one pinbench binds threads by; the
+    runtimes' policies by name) or the names.
 
     ``sockets`` turns ``lpgp``/``gplp`` into ``lpgp-K``/``gplp-K``; PlacementError
     for an unknown name or sockets given to another strategy.
     """
     if requested == ["all"]:
-        names = [name for name in NAMES if STRATEGIES[name].place is not None]
+        names = [name for name in NAMES
+                 if STRATEGIES[name].place is not None and not STRATEGIES[name].policy]
     else:
         for name in requested:
             parse_strategy(name)

@@ -18,6 +18,7 @@ import numpy as np
 
 from pinbench.graph.matrix import read_matrix
 from pinbench.graph.objective import core_pairs, lowest_shared_matrix, objective
+from pinbench.place import policies
 from pinbench.place.domains import PlacementError, check_fits
 from pinbench.place.registry import parse_strategy
 from pinbench.place.study import Memo
@@ -77,7 +78,9 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
         placed = len(topo.placeable)
     check_fits(topo, placed)
     # on a hybrid machine the strategies keep to the most efficient kind while threads fit
-    on = topo if placements and strategy in placements else topo.on_best_kind(placed)
+    # (the runtimes' policies and the campaign's own placements go where they say)
+    own = chosen.policy or (placements and strategy in placements)
+    on = topo if own else topo.on_best_kind(placed)
     if matrix is not None:
         matrix = np.asarray(matrix, dtype=float)
         if matrix.shape != (threads, threads):
@@ -99,6 +102,10 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
     if chosen.place is None:
         return placement  # os
     pus = wrapped(chosen.place(on, placed, matrix, sockets, seed, memo), threads)
+    if chosen.policy:
+        placement = dataclasses.replace(placement, policy=policies.environment(strategy),
+                                        places_by_runtime=policies.predict(topo, strategy,
+                                                                           threads))
     return dataclasses.replace(placement, pus=pus, shared_level=shared_levels(topo, pus),
                                J=None if matrix is None else objective(topo, matrix, pus),
                                seed=seed if chosen.needs_matrix else None)

@@ -16,9 +16,12 @@ name               places threads                                          needs
 ``lpgp[-K]``       pairs, then pairs partitioned over (K) sockets          yes
 ``gplp[-K]``       threads partitioned over (K) sockets, then pairs        yes
 ``hierarchical``   every sharing level of the tree, refined on J           yes
+``<bind>-<places>`` the runtime binds, ``OMP_PROC_BIND`` x ``OMP_PLACES``     no
 =================  ======================================================  ==========
 
-W is the affinity matrix a tracer writes. A campaign's own placements (``placements:``: a
+W is the affinity matrix a tracer writes. The runtimes' own policies, ``close-threads``,
+``spread-cores``, ``primary-sockets`` ... (:mod:`pinbench.place.policies`), leave the binding
+to the runtime and are verified against pinbench's prediction for it. A campaign's own placements (``placements:``: a
 PU list, an ``OMP_PLACES`` string or a ``likwid-pin`` expression, :mod:`pinbench.place.user`)
 are strategies too, under the names the campaign gives them. With ``oversubscribe: true`` in a campaign, the
 strategies that need no W also place more threads than PUs (:attr:`Strategy.wraps`). ``lpgp-8`` is LPGP on the first 8
@@ -35,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from pinbench.place.domains import PlacementError
 from pinbench.place.independent import compact, random_placement, scatter
+from pinbench.place.policies import NAMES as POLICY_NAMES, predict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -69,6 +73,7 @@ class Strategy:
     #: may place more threads than placeable PUs: its placement of every PU, repeated
     #: cyclically (:func:`pinbench.place.record.make_placement`); ``os`` leaves it to the OS
     wraps: bool = False
+    policy: bool = False  #: the runtime binds (``OMP_PROC_BIND`` x ``OMP_PLACES``)
 
 
 STRATEGIES: dict[str, Strategy] = {strategy.name: strategy for strategy in (
@@ -93,6 +98,9 @@ STRATEGIES: dict[str, Strategy] = {strategy.name: strategy for strategy in (
              takes_sockets=True),
     Strategy("hierarchical", lambda topo, n, matrix, sockets, seed, memo:
              _graph("hierarchical").hierarchical(topo, matrix, seed, memo), needs_matrix=True),
+    *(Strategy(name, lambda topo, n, matrix, sockets, seed, memo, name=name:
+               [place[0] for place in predict(topo, name, n)["libgomp"]], policy=True)
+      for name in POLICY_NAMES),
 )}
 #: Every name without a socket count, in the order above.
 NAMES = tuple(STRATEGIES)

@@ -33,6 +33,7 @@ version as a parameter, so Snakemake analyses again when it changes.
 
 Version 3 of ``stats`` is the analysis with report-wide decisions (:func:`migrate_stats_2`).
 Version 3 of ``runs`` adds the column ``output_bytes`` (:func:`migrate_runs_2`).
+Version 3 of ``placement`` adds the runtime policies' fields (:func:`migrate_unchanged_2`).
 Version 2 adds the version: a version 1 file reads as it is, but for the placement files
 made before placements had an objective (:func:`migrate_placement_1`) and the journals,
 whose header is matched against the job that resumes them (:func:`migrate_journal_1`).
@@ -52,7 +53,7 @@ if TYPE_CHECKING:  # the job module imports this one
 KEY = "format"
 
 #: The current version of each kind, and what a file of that kind is, in words.
-CURRENT = {"placement": 2, "journal": 2, "runs": 3, "explained": 2, "stats": 3, "sidecar": 2,
+CURRENT = {"placement": 3, "journal": 2, "runs": 3, "explained": 2, "stats": 3, "sidecar": 2,
            "environment": 2, "account": 2, "note": 2}
 WHAT = {"placement": "placement file", "journal": "journal", "runs": "runs table",
         "explained": "explained runs table", "stats": "stats.json",
@@ -108,6 +109,12 @@ def digest(value) -> str:
 
 def migrate_unchanged_1(content: dict) -> dict:
     """Version 1 to 2 of every kind but the journal: the content did not change."""
+    return content
+
+
+def migrate_unchanged_2(content: dict) -> dict:
+    """Version 2 to 3 of a placement file: version 3 adds the runtime policies' ``policy`` and
+    ``places_by_runtime``, which a version 2 file never has."""
     return content
 
 
@@ -208,6 +215,7 @@ def migrate_stats_2(content: dict) -> dict:
 #: Per kind, the migration from each older version to the next.
 MIGRATIONS: dict[str, dict[int, Callable[..., dict]]] = {
     kind: {1: migrate_unchanged_1} for kind in CURRENT
-} | {"placement": {1: migrate_placement_1}, "journal": {1: migrate_journal_1},
+} | {"placement": {1: migrate_placement_1, 2: migrate_unchanged_2},
+     "journal": {1: migrate_journal_1},
      "stats": {1: migrate_unchanged_1, 2: migrate_stats_2},
      "runs": {1: migrate_unchanged_1, 2: migrate_runs_2}}

@@ -14,6 +14,10 @@ the plan and the report as a :class:`Placement`. Its fields:
 - ``random``: ``seed``, ``pus_by_repetition`` (one list per repetition) and
   ``J_by_repetition`` (None without a matrix; ``J`` is then their mean);
 - ``oversubscribed``: true when threads outnumber the placeable PUs (absent otherwise);
+- a runtime's own policy (``close-threads``, ... :mod:`pinbench.place.policies`): ``policy``,
+  the settings the run gets (``OMP_PROC_BIND``, ``OMP_PLACES``) in place of pinbench's
+  binding, and ``places_by_runtime``, the PUs each runtime binds each thread to (``pus``:
+  the first PU of each thread's place under libgomp, for drawings and J);
 - ``format``: the file's version (:mod:`pinbench.results.formats`).
 
 This module reads and writes the files and nothing more, so the measuring
@@ -52,6 +56,8 @@ class Placement:
     pus_by_repetition: list[list[int]] | None = None  #: ``random``: a list per repetition
     J_by_repetition: list[float] | None = None
     oversubscribed: bool = False
+    policy: dict[str, str] | None = None  #: a runtime's policy: its settings, not pinbench's
+    places_by_runtime: dict[str, list[list[int]]] | None = None  #: a policy's, per runtime
 
     @property
     def per_repetition(self) -> bool:
@@ -106,6 +112,8 @@ class Placement:
                         J_by_repetition=self.J_by_repetition)
         if self.oversubscribed:
             data["oversubscribed"] = True
+        if self.policy is not None:
+            data.update(policy=self.policy, places_by_runtime=self.places_by_runtime)
         return data
 
     @classmethod

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pinbench.place.policies import NAMES as POLICY_NAMES
 from pinbench.place.symmetry import same_as
 from pinbench.results.runs import RunRecord
 from pinbench.stats.detectable import comparison_noise, detectable_speedup
@@ -91,7 +92,7 @@ def experiments(records: list[RunRecord], key: PlacementKey,
     A strategy whose runs all planned one PU list is identified by ``key`` of that list, and
     is one experiment with the strategies of the same key
     (:func:`pinbench.place.symmetry.same_as`); any other (``os``, not bound; ``random``, a
-    draw per run) is an experiment of its own.
+    draw per run; a runtime's policy, bound by the runtime) is an experiment of its own.
     """
     rank = {strategy: k for k, strategy in enumerate(order)}
     plans: dict[str, set[str]] = {}
@@ -101,7 +102,8 @@ def experiments(records: list[RunRecord], key: PlacementKey,
         stood_for.setdefault(record.strategy, record.stands_for.split())
     keys: dict[str, Hashable | None] = {}
     for strategy, pus in plans.items():
-        fixed = len(pus) == 1 and next(iter(pus)) != ""
+        # a runtime's policy (its places' PUs, or threads bound by the runtime) stands alone
+        fixed = len(pus) == 1 and next(iter(pus)) != "" and strategy not in POLICY_NAMES
         keys[strategy] = key(records[0].machine, tuple(map(int, next(iter(pus)).split()))) \
             if fixed else None
     first = same_as(keys)

@@ -22,6 +22,7 @@ import yaml
 
 from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
 from pinbench.place.registry import WRAPPING, is_own_name, needs_matrix, parse_strategy
+from pinbench.place.policies import predict
 from pinbench.place.user import UserPlacement
 from pinbench.results.layout import Layout
 from pinbench.stats.attainable import least_repetitions, smallest_p
@@ -300,6 +301,20 @@ def _check_own_placements(config: dict, machines: dict[str, Machine]) -> None:
                                       f"threads: {exc}") from None
 
 
+def _check_policies(config: dict, machines: dict[str, Machine]) -> None:
+    """A runtime's policy has a place for every thread, on every machine with a tree."""
+    for strategy in config["strategies"]:
+        if not parse_strategy(strategy, own_placements(config["placements"]))[0].policy:
+            continue
+        for machine in machines.values():
+            for n in machine.threads if machine.topology is not None else ():
+                try:
+                    predict(machine.topology, strategy, n)
+                except PlacementError as exc:
+                    raise ConfigError(f"strategies: {strategy} on machine {machine.name!r} with "
+                                      f"{n} threads: {exc}") from None
+
+
 def _check_sockets(config: dict, machines: dict[str, Machine]) -> None:
     """Every ``lpgp-K``/``gplp-K`` finds K sockets, and room for the threads, on every machine."""
     for strategy in config["strategies"]:
@@ -512,6 +527,7 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     _check_oversubscribed(config, machines)
     _check_sockets(config, machines)
     _check_own_placements(config, machines)
+    _check_policies(config, machines)
     return config, machines
 
 

@@ -28,7 +28,8 @@ def same_experiments(strategies: list[str], placement_files: list[str],
     keys = {}
     for strategy in strategies:
         placement = placements[strategy]
-        fixed = placement.pus and not placement.per_repetition
+        # a runtime's policy is measured on its own: the runtime binds, not pinbench
+        fixed = placement.pus and not placement.per_repetition and not placement.policy
         keys[strategy] = experiment_key(topo, placement.pus) if fixed else None
     return same_as(keys)
 

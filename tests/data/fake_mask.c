@@ -10,7 +10,9 @@
  *   - sched_setaffinity with a mask succeeds without binding anything (the procs need not
  *     exist here; libomp prints the binding it asked for);
  *   - sysconf's processor counts return PINBENCH_FAKE_NPROCS;
- *   - libc's sched_getaffinity and pthread_getaffinity_np (likwid's way) return that mask.
+ *   - libc's sched_getaffinity and pthread_getaffinity_np (likwid's way) return that mask, and
+ *     libc's ways of binding (sched_setaffinity, pthread_setaffinity_np, a thread created with
+ *     pthread_attr_setaffinity_np: libgomp's) succeed without binding anything.
  * Every other call goes to libc. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -90,4 +92,25 @@ int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *mask) {
 int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *mask) {
     (void)thread;
     return sched_getaffinity(0, size, mask);
+}
+
+/* Binding through libc: nothing is bound while a machine is faked (its CPUs need not exist). */
+#define FAKED_OR_REAL(name, type, ...)                                   \
+    static type (*real)(__VA_ARGS__);                                    \
+    if (!real) real = (type (*)(__VA_ARGS__))dlsym(RTLD_NEXT, name);     \
+    if (fake_cpus(NULL, 0) >= 0) return 0;
+
+int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *mask) {
+    FAKED_OR_REAL("sched_setaffinity", int, pid_t, size_t, const cpu_set_t *)
+    return real(pid, size, mask);
+}
+
+int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_set_t *mask) {
+    FAKED_OR_REAL("pthread_setaffinity_np", int, pthread_t, size_t, const cpu_set_t *)
+    return real(thread, size, mask);
+}
+
+int pthread_attr_setaffinity_np(pthread_attr_t *attr, size_t size, const cpu_set_t *mask) {
+    FAKED_OR_REAL("pthread_attr_setaffinity_np", int, pthread_attr_t *, size_t, const cpu_set_t *)
+    return real(attr, size, mask);
 }
