@@ -3,6 +3,7 @@ comparison's statistics on planted samples, the command's checks and exit status
 folders, and real tiny campaigns through the workflow, a planted slowdown caught by the gate."""
 import csv
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, preset, run_campaign, run_record
+import yaml
+from conftest import DATA, ROOT, preset, run_campaign, run_record
 from test_workflow import write_campaign
 
 from pinbench.report.compare import main as compare_main
@@ -82,10 +84,10 @@ def test_strategies_with_the_same_runs_are_one_test():
 # --- results folders and the store --------------------------------------------------------------
 
 def results_folder(root: Path, factor: float, topology: str = "pack:1 core:2 pu:1",
-                   compiler: str = "gcc 12", n: int = 12) -> Path:
+                   compiler: str = "gcc 12", n: int = 12, benchmark: str = "b") -> Path:
     """A campaign's results folder: runs of machine ``m`` (two strategies, os 1 s and
     compact ``factor`` x 1 s, with noise), its environment.json and topology.xml."""
-    records = [run_record(machine="m", benchmark="b", threads=2, strategy=strategy,
+    records = [run_record(machine="m", benchmark=benchmark, threads=2, strategy=strategy,
                           repetition=k, order_index=2 * k + j, time_s=time_s, wall_s=time_s)
                for j, (strategy, f) in enumerate((("os", 1.0), ("compact", factor)))
                for k, time_s in enumerate(sample(j + 7 * int(factor * 100), n, f))]
@@ -124,6 +126,15 @@ def test_compare_results_folders(tmp_path, capsys):
     assert "gate: pass" in capsys.readouterr().out
 
 
+def test_the_page_escapes_what_campaigns_wrote(tmp_path):
+    name = "<script>alert(1)</script>"
+    a = results_folder(tmp_path / "a" / "c", 1.0, benchmark=name)
+    b = results_folder(tmp_path / "b" / "c", 1.0, benchmark=name)
+    assert compare_main([str(a), str(b), "--out", str(tmp_path / "out")]) == 0
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert name not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
 def test_compare_refuses_another_machine_and_warns_of_other_toolchains(tmp_path, capsys):
     a = results_folder(tmp_path / "a" / "c", 1.0)
     other = results_folder(tmp_path / "b" / "c", 1.0, topology=preset("nehalem"))
@@ -139,6 +150,22 @@ def test_compare_refuses_another_machine_and_warns_of_other_toolchains(tmp_path,
     [warning] = capsys.readouterr().err.splitlines()
     assert warning == ("pinbench compare: WARNING: machine 'm': compiler 'gcc 12' -> "
                        "'clang 16'")
+
+
+def test_compare_takes_campaign_files(tmp_path, monkeypatch, capsys):
+    """A campaign file stands for its results, results/<campaign> of the project (the
+    directory pinbench is started in)."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(DATA / "spin.c", tmp_path / "spin.c")
+    campaign = tmp_path / "c.yaml"
+    campaign.write_text(yaml.safe_dump({
+        "campaign": "c", "machines": {"m": {"topology": "pack:1 core:2 pu:1"}},
+        "benchmarks": {"b": {"source": "spin.c"}}}))
+    results_folder(tmp_path / "results" / "c", 1.0)
+    b = results_folder(tmp_path / "b" / "c", 1.3)
+    assert compare_main([str(campaign), str(b)]) == 1
+    assert "report: results/compare/c-vs-c/index.html" in capsys.readouterr().out
+    assert (tmp_path / "results" / "compare" / "c-vs-c" / "comparison.csv").is_file()
 
 
 def test_compare_usage_and_input_errors_exit_2(tmp_path):

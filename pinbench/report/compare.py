@@ -28,6 +28,7 @@ import re
 import sys
 from pathlib import Path
 
+from pinbench.results.layout import COMPARISONS, Layout
 from pinbench.results.store import DEFAULT_STORE, Campaign, Store, from_results
 from pinbench.topology import TopologyError, parse_xml
 
@@ -52,8 +53,7 @@ def resolve(spec: str, store: Path) -> tuple[Campaign, str]:
             config, _, _ = read_campaign(path, Path.cwd())
         except CampaignError as exc:
             raise InputError(f"{spec}: {exc}") from None
-        root = Path("results") / config["campaign"]
-        return from_results(root), config["campaign"]
+        return from_results(Path(Layout.of(config["campaign"]).root)), config["campaign"]
     if re.fullmatch(r"\d+", spec):
         campaign = Store(store).get(int(spec))
         return campaign, f"{campaign.name}-{spec}"
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{machine}/{bench}/t{threads} {strategy}: only in {side}")
     gate_line = f"gate: {'FAIL' if failed else 'pass'}: {summary}"
     print(gate_line)
-    out = args.out or Path("results") / "compare" / f"{label_a}-vs-{label_b}"
+    out = args.out or Path(COMPARISONS) / f"{label_a}-vs-{label_b}"
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     meta = {"a": a.source, "b": b.source, "threshold_percent": f"{args.threshold:g}",
             "confidence": f"{args.confidence:g}", "generated": generated, "tool": "pinbench"}

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench.results import formats
-from pinbench.results.layout import Layout
+from pinbench.results.layout import STORE, Layout
 from pinbench.results.runs import RunRecord, records_of
 
 #: The store's file, relative to the project (where pinbench is started).
-DEFAULT_STORE = Path("results") / "store.sqlite"
+DEFAULT_STORE = Path(STORE)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS campaigns (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, source TEXT NOT NULL, added_at TEXT NOT NULL,
