@@ -170,11 +170,14 @@ def test_compare_takes_campaign_files(tmp_path, monkeypatch, capsys):
 
 def test_compare_usage_and_input_errors_exit_2(tmp_path):
     a = results_folder(tmp_path / "a" / "c", 1.0)
+    other = results_folder(tmp_path / "b" / "c", 1.0, benchmark="other")
     (tmp_path / "empty").mkdir()
     for args, said in (([str(a), str(tmp_path / "none")], "no such results folder"),
                        ([str(a), str(tmp_path / "empty")], "no runs.csv"),
                        ([str(a), "3", "--store", str(tmp_path / "s.sqlite")], "no such store"),
                        ([str(a), str(a), "--threshold", "-1"], "--threshold must be"),
+                       ([str(a), str(other)], "have no cell (machine, benchmark, threads, "
+                                              "strategy) in common: nothing to compare"),
                        ([str(a)], "the following arguments are required: b")):
         proc = run_compare(*args)
         assert proc.returncode == 2 and said in proc.stderr, (args, proc.stderr)

@@ -18,7 +18,8 @@ warning line each.
 
 Prints one line per cell, writes ``index.html`` and ``comparison.csv`` into ``--out``
 (default ``results/compare/<A>-vs-<B>``), and exits with **0** when no cell is slower, **1**
-when some cell is slower (beyond ``--threshold`` percent), **2** on a usage or input error.
+when some cell is slower (beyond ``--threshold`` percent), **2** on a usage or input error
+(no cell in common included).
 """
 from __future__ import annotations
 
@@ -166,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     times_a = {key: cell.times for key, cell in describe_cells(runs_a).items()}
     times_b = {key: cell.times for key, cell in describe_cells(runs_b).items()}
     machines = sorted({key[0] for key in times_a if key in times_b})
+    if not machines:
+        print(f"pinbench compare: error: {a.source} and {b.source} have no cell (machine, "
+              f"benchmark, threads, strategy) in common: nothing to compare", file=sys.stderr)
+        return 2
     topologies, others = machine_differences(a, b, machines)
     if topologies and not args.allow_other_machines:
         print(f"pinbench compare: error: {topologies[0]}: not the same machine "
