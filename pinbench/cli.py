@@ -3,7 +3,8 @@
     pinbench run [CAMPAIGN.yaml] [SNAKEMAKE OPTIONS...]   measure a campaign (default: the project's)
     pinbench plan [CAMPAIGN.yaml] [SNAKEMAKE OPTIONS...]  every placement of every machine, no runs
     pinbench report [CAMPAIGN.yaml]                       the HTML report again, from the results
-    pinbench place | trace | topology | matrix | system | remeasure | speeduptest | analyse ...
+    pinbench place | trace | topology | matrix | system | remeasure | speeduptest | analyse
+    pinbench compare A B | store add RESULTS_DIR ...
     pinbench setup                                        build the C helpers (at install time)
     pinbench --version
 
@@ -37,6 +38,8 @@ TOOLS = {
     "remeasure": ("pinbench.measure.remeasure", "measure a campaign's runs again, on purpose"),
     "speeduptest": ("pinbench.stats.speeduptest", "the Speedup-Test of two samples of times"),
     "analyse": ("pinbench.stats.analyse", "the statistics of a runs table"),
+    "compare": ("pinbench.report.compare", "two campaigns' cells compared: a regression gate"),
+    "store": ("pinbench.results.store", "keep campaigns' results, to compare them later"),
 }
 #: The installation's command: command -> (module with ``main(argv)``, one line of help).
 INSTALL = {"setup": ("pinbench.native", "build the C helpers: launcher, placement, tracers")}

@@ -1,12 +1,13 @@
 """The verdicts' error rates and power over simulated campaigns that go through the analysis's
 own data path (pinbench.stats.simulate, its small grid: 18 cells per campaign, 4 strategies
 one of which shares another's placement, 20 runs). The full grid, with the figures of
-docs/statistics-error-rates.md: python -m pinbench.stats.simulate.
+docs/statistics-error-rates.md: python -m pinbench.stats.simulate. The regression gate of pinbench
+compare, on simulated pairs of campaigns: docs/compare.md.
 
 Each rate is checked against alpha plus 3 Monte-Carlo standard errors of its own count."""
 import pytest
 
-from pinbench.stats.simulate import grid, measure, standard_error
+from pinbench.stats.simulate import grid, measure, pair_rates, pairs, standard_error
 
 #: Simulations and Snakemake runs of several seconds each: outside `make test-fast`.
 pytestmark = pytest.mark.slow
@@ -69,3 +70,24 @@ def test_too_few_runs_find_nothing(rates):
     """3 runs and two tests per cell: not even a 50% speedup can be significant."""
     r = rates["3 runs"]
     assert r["cell_found"] == r["report_found"] == 0
+
+
+@pytest.fixture(scope="module")
+def gate_rates() -> dict[str, dict]:
+    """pinbench compare's verdicts on simulated pairs of campaigns (the small grid)."""
+    return {pair.name.split(",")[0]: pair_rates(pair, count, ALPHA, seed=200 + k)
+            for k, (pair, count) in enumerate(pairs("small", ALPHA))}
+
+
+@pytest.mark.slow
+def test_the_regression_gate(gate_rates):
+    """Nothing slower (equal spreads or not; a slowdown at the threshold): the gate fails in
+    at most alpha of the comparisons, and no more than alpha call any unchanged cell slower
+    or faster. A cell slower by the ratio the comparison says it could have found is found
+    in about 80% of the comparisons (the formula is an approximation)."""
+    for name in ("H0: nothing differs", "H0", "every cell 5% slower"):
+        r = gate_rates[name]
+        assert within_alpha(r["gate"], r["comparisons"]), name
+        assert within_alpha(r["false_any"], r["comparisons"]), name
+    r = gate_rates["one cell slower by its detectable ratio"]
+    assert 0.65 <= r["found"] <= 1 and within_alpha(r["false_any"], r["comparisons"])

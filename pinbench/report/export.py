@@ -39,7 +39,8 @@ def figure_metadata(meta: dict[str, str]) -> dict[str, str]:
             "Date": meta["generated"]}
 
 
-def _csv(rows: list[dict], columns: list[str], meta: dict[str, str]) -> str:
+def csv_text(rows: list[dict], columns: list[str], meta: dict[str, str]) -> str:
+    """A table as CSV text, the metadata first as ``# key: value`` lines."""
     out = io.StringIO()
     out.writelines(f"# {key}: {value}\n" for key, value in meta.items())
     writer = csv.DictWriter(out, columns, extrasaction="ignore", lineterminator="\n")
@@ -137,9 +138,9 @@ def write_exports(layout: Layout, matrix: dict, summary: list[dict], figures: di
     ``figures``: figure name -> SVG text.
     """
     files = {
-        layout.report_table("overview", "csv"): _csv(flat_rows(matrix), FLAT_COLUMNS, meta),
+        layout.report_table("overview", "csv"): csv_text(flat_rows(matrix), FLAT_COLUMNS, meta),
         layout.report_table("overview", "md"): overview_markdown(matrix, meta),
-        layout.report_table("summary", "csv"): _csv(summary, SUMMARY_COLUMNS, meta),
+        layout.report_table("summary", "csv"): csv_text(summary, SUMMARY_COLUMNS, meta),
         layout.report_table("summary", "md"): summary_markdown(summary, meta),
     }
     files |= {layout.report_figure(name): SVG_PROLOG + svg for name, svg in figures.items()}

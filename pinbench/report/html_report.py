@@ -28,7 +28,8 @@ from pinbench.stats.tables import PRECISION
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def _environment() -> jinja2.Environment:
+def page_environment() -> jinja2.Environment:
+    """The templates of pinbench's pages, autoescaped, with their number filters."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["num"] = lambda v, digits=4: "–" if v in (None, "") else f"{float(v):.{digits}g}"
@@ -120,7 +121,7 @@ def build_report(layout: Layout, config: dict, measured: list[str]) -> Path:
     """Render the report into the layout's report folder, with its tables and figures as
     files beside it (:mod:`pinbench.report.export`); return the path of ``index.html``."""
     ctx = context(layout, config, measured)
-    html = _environment().get_template("report.html.j2").render(ctx)
+    html = page_environment().get_template("report.html.j2").render(ctx)
     index = Path(layout.report_index)
     index.parent.mkdir(parents=True, exist_ok=True)
     index.write_text(html)

@@ -54,6 +54,11 @@ STATS_FILES = {"cells": "cells.csv", "summary": "summary.csv", "tables": "summar
                "json": "stats.json", "verdicts": "verdicts.csv",
                "comparisons": "comparisons.csv"}
 
+#: Beside the campaigns' folders: the results store (:mod:`pinbench.results.store`) and the
+#: folder of ``pinbench compare``'s outputs (``<A>-vs-<B>/``).
+STORE = "results/store.sqlite"
+COMPARISONS = "results/compare"
+
 
 @dataclass(frozen=True)
 class PlacementKey:

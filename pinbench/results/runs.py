@@ -125,19 +125,24 @@ def read_runs(paths: list[Path]) -> list[RunRecord]:
     records = []
     for path in paths:
         with Path(path).open(newline="") as handle:
-            reader = csv.DictReader(handle)
-            missing = [name for name in REQUIRED_COLUMNS
-                       if name not in (reader.fieldnames or [])]
-            if missing:
-                formats.version("runs", next(reader, {}), path)  # a newer table says so
-                raise ValueError(f"{path}: not a runs table (no column {missing[0]!r})")
-            try:
-                records.extend(from_row(row, path) for row in reader)
-            except formats.FormatError:
-                raise
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"{path}, line {reader.line_num}: {exc}") from None
+            records.extend(records_of(handle, path))
     return records
+
+
+def records_of(lines: typing.Iterable[str], source) -> list[RunRecord]:
+    """The records of one runs table's lines (a file, or its text kept elsewhere: the
+    results store), ``source`` naming it in errors; as :func:`read_runs`."""
+    reader = csv.DictReader(lines)
+    missing = [name for name in REQUIRED_COLUMNS if name not in (reader.fieldnames or [])]
+    if missing:
+        formats.version("runs", next(reader, {}), source)  # a newer table says so
+        raise ValueError(f"{source}: not a runs table (no column {missing[0]!r})")
+    try:
+        return [from_row(row, source) for row in reader]
+    except formats.FormatError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{source}, line {reader.line_num}: {exc}") from None
 
 
 def write_table(path: Path, columns: list[str], rows) -> None:

@@ -1,6 +1,6 @@
 """Error rates and power of the verdicts, by simulated campaigns.
 
-``python -m pinbench.stats.simulate [--grid small|full]``.
+``python -m pinbench.stats.simulate [--grid small|full] [--part compare]``.
 
 A simulated campaign is what the measuring process writes and the analysis reads: per
 (benchmark, threads), one measurement job whose runs go in the job's order
@@ -26,7 +26,9 @@ report-wide; the share of cells with a clear winner; the share of jobs whose dri
 rejects, and of campaigns with a drift mark after the adjustment across jobs, beside the
 former trend test (Mann-Kendall without the autocorrelation correction). Then the per-test
 comparison of location tests that chose Brunner-Munzel's by permutation
-(:func:`candidate_rates`), and the study's own Speedup-Test checks (:func:`study_rates`).
+(:func:`candidate_rates`), the study's own Speedup-Test checks (:func:`study_rates`), and
+the regression gate of ``pinbench compare`` on pairs of campaigns (:func:`pair_rates`;
+``--part compare``: only these).
 docs/statistics-error-rates.md records the figures.
 """
 from __future__ import annotations
@@ -52,6 +54,7 @@ from pinbench.stats.analyse import verdict_tables
 from pinbench.stats.attainable import least_repetitions
 from pinbench.stats.detectable import detectable_speedup
 from pinbench.stats.location import brunner_munzel
+from pinbench.stats.regression import FASTER, SLOWER, compare, gate
 from pinbench.stats.speeduptest import bootstrap_intervals, mean_test, median_test
 from pinbench.stats.verdicts import holm
 
@@ -270,6 +273,102 @@ def study_rates(n: int, noise_kind: str, pairs: int, alpha: float = 0.05, seed: 
     return {key: value / pairs for key, value in counts.items()}
 
 
+# --- two campaigns compared (pinbench compare) -----------------------------------------------
+
+@dataclass(frozen=True)
+class Pair:
+    """Two simulated campaigns of the same cells, B's first ``slowed`` cells ``slowdown``
+    times slower than A's (the others equal), compared with a ``threshold`` (a fraction)."""
+
+    name: str
+    cells: int = 18
+    n: int = 20
+    spread: float = 0.05  #: A's spread of log run times
+    spread_b: float | None = None  #: B's (None: A's)
+    noise: str = "normal"
+    slowdown: float = 1.0
+    slowed: int = 0
+    threshold: float = 0.0
+
+
+def pair_rates(pair: Pair, comparisons: int, alpha: float = 0.05, seed: int = 4) -> dict:
+    """Over ``comparisons`` simulated pairs: the share in which the gate fails (``gate``),
+    in which a cell not slower beyond the threshold is called slower (``false_slower``: the
+    gate's false alarms) or any cell not slowed is called slower or faster (``false_any``),
+    and the share of slowed cells found slower (``found``)."""
+    rng = np.random.default_rng(seed)
+    counts = dict.fromkeys(("gate", "false_slower", "false_any", "found"), 0)
+    beyond = pair.slowdown > 1 + pair.threshold + 1e-12
+    for _ in range(comparisons):
+        a, b = {}, {}
+        for cell in range(pair.cells):
+            key = ("m", f"b{cell}", 4, "os")
+            a[key] = list(np.exp(pair.spread * noise(rng, pair.n, pair.noise, 0.0)))
+            factor = pair.slowdown if cell < pair.slowed else 1.0
+            b[key] = list(factor * np.exp((pair.spread_b or pair.spread)
+                                          * noise(rng, pair.n, pair.noise, 0.0)))
+        rows = compare(a, b, pair.threshold, alpha, resamples=0)[0]
+        slowed = rows[:pair.slowed]
+        unslowed = rows[pair.slowed:]
+        counts["gate"] += gate(rows)
+        counts["false_slower"] += any(r["verdict"] == SLOWER for r in
+                                      (unslowed if beyond else rows))
+        counts["false_any"] += any(r["verdict"] in (SLOWER, FASTER) for r in unslowed)
+        counts["found"] += sum(r["verdict"] == SLOWER for r in slowed)
+    return {key: value / (comparisons * max(pair.slowed, 1) if key == "found" else comparisons)
+            for key, value in counts.items()} | {"comparisons": comparisons}
+
+
+def pairs(size: str, alpha: float = 0.05) -> list[tuple[Pair, int]]:
+    """The compared pairs and how many comparisons each (``small``: the test's; ``full``)."""
+    full = size == "full"
+    base = Pair("H0: nothing differs", n=35 if full else 20)
+    count = 1000 if full else 150
+    found = detectable_speedup(math.sqrt(2) * base.spread, base.n, base.n, alpha / 2 / base.cells)
+    conditions = [
+        (base, count),
+        (replace(base, name="H0, B spread 10%, A 2%", spread=0.02, spread_b=0.10), count),
+        (replace(base, name="every cell 5% slower, threshold 5%", slowdown=1.05,
+                 slowed=base.cells, threshold=0.05), count),
+        (replace(base, name=f"one cell slower by its detectable ratio, {found:.4f} "
+                            f"({base.n} runs)", slowdown=found, slowed=1), count // 2),
+    ]
+    if full:
+        conditions += [
+            (replace(base, name="H0, 10 runs", n=10), count),
+            (replace(base, name="H0, heavy tails (t3)", noise="heavy"), count // 2),
+            (replace(base, name="H0, bimodal", noise="bimodal"), count // 2),
+            (replace(base, name="H0, B spread 10%, A 2%, 10 runs", n=10, spread=0.02,
+                     spread_b=0.10), count),
+            (replace(base, name="one cell 3% slower", slowdown=1.03, slowed=1), count // 2),
+            (replace(base, name="one cell 5% slower", slowdown=1.05, slowed=1), count // 2),
+            (replace(base, name="one cell 5% slower, threshold 5%", slowdown=1.05, slowed=1,
+                     threshold=0.05), count // 2),
+            (replace(base, name="one cell 10% slower, threshold 5%", slowdown=1.10,
+                     slowed=1, threshold=0.05), count // 2),
+            (replace(base, name="every cell 3% slower", slowdown=1.03, slowed=base.cells),
+             count // 4),
+            (replace(base, name="one cell 10% slower, 10 runs", n=10, slowdown=1.10,
+                     slowed=1), count // 2),
+        ]
+    return conditions
+
+
+def compare_report(size: str, alpha: float, seed: int) -> None:
+    """Print :func:`pair_rates` of every pair of :func:`pairs`."""
+    print("\ncampaigns compared (pinbench compare): comparisons | gate fails | a cell not "
+          "slower beyond the threshold called slower | an unchanged cell called slower or "
+          "faster | slowed cells found")
+    for k, (pair, count) in enumerate(pairs(size, alpha)):
+        started = time.process_time()
+        r = pair_rates(pair, count, alpha, seed + k)
+        beyond = pair.slowdown > 1 + pair.threshold + 1e-12
+        found = _pct(r["found"], count * pair.slowed) if beyond else "-"
+        print(f"{pair.name} | {count} | {_pct(r['gate'], count)} | "
+              f"{_pct(r['false_slower'], count)} | {_pct(r['false_any'], count)} | {found} "
+              f"[{time.process_time() - started:.0f} s]", flush=True)
+
+
 # --- the grid ------------------------------------------------------------------------------------
 
 def _mde_condition(base: Condition, alpha: float) -> Condition:
@@ -346,9 +445,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grid", choices=("small", "full"), default="full")
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--part", choices=("all", "compare"), default="all",
+                        help="compare: only the campaigns compared (pinbench compare)")
     args = parser.parse_args(argv)
     full, alpha = args.grid == "full", args.alpha
     print(f"# {args.grid} grid, alpha = {alpha}: {_provenance()}")
+    if args.part == "compare":
+        compare_report(args.grid, alpha, args.seed)
+        return 0
     print("condition | cells, jobs | per-cell false winner | campaigns with a false winner: "
           "read per cell / report-wide | planted found: per cell / report-wide | clear "
           "winners | drift: jobs flagged (former test) / campaigns marked | runs per strategy")
@@ -383,6 +487,7 @@ def main(argv: list[str] | None = None) -> int:
                      if full else ""), flush=True)
     print("\nleast repetitions for a significance to be reachable (Holm at alpha):",
           ", ".join(f"{m} tests: {least_repetitions(m, alpha)}" for m in (1, 2, 8, 18, 144, 500)))
+    compare_report(args.grid, alpha, args.seed)
     return 0
 
 
