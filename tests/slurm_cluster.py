@@ -101,11 +101,15 @@ class Cluster:
         self.stop()
         raise RuntimeError(f"the test cluster did not come up: see {self.folder}/*.log")
 
-    def running_jobs(self) -> list[str]:
-        """The ids of the jobs running now."""
-        proc = subprocess.run(["squeue", "--noheader", "--states=RUNNING", "--format=%i"],
+    def running_jobs(self, rule: str = "") -> list[str]:
+        """The ids of the jobs running now; with ``rule``, only those of that workflow rule
+        (the SLURM executor comments each job ``rule_<name>...``): a build whose job ends
+        as the test looks may still be listed running on a busy machine."""
+        proc = subprocess.run(["squeue", "--noheader", "--states=RUNNING", "--format=%i %k"],
                               capture_output=True, text=True, check=False)
-        return proc.stdout.split()
+        return [job for job, _, comment in (line.partition(" ") for line in
+                                            proc.stdout.splitlines())
+                if not rule or comment.startswith(f"rule_{rule}")]
 
     def stop(self) -> None:
         """End the daemons and give /etc/slurm/slurm.conf back."""

@@ -73,7 +73,7 @@ def test_a_campaign_on_a_slurm_node_survives_scancel_and_reports_both_machines(c
         assert first.poll() is None, first.stdout.read()[-3000:]
         assert time.monotonic() < deadline, "the SLURM measurement never started"
         time.sleep(0.2)
-    running = cluster.running_jobs()
+    running = cluster.running_jobs("measure")  # the measurement, not a build just ending
     assert running, "no SLURM job runs the measurement"
     subprocess.run(["scancel", *running], check=True)
     output, _ = first.communicate(timeout=300)
