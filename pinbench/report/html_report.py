@@ -22,6 +22,7 @@ from pinbench.results.runs import RunRecord
 from pinbench.report import campaign_data as data
 from pinbench.report import export, overview
 from pinbench.report.explain_section import explain_sections
+from pinbench.stats import runtimes as runtimes_table
 from pinbench.stats.cells import coarse_text, describe_cells
 from pinbench.stats.tables import PRECISION
 
@@ -95,6 +96,8 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
         "scale": overview.scale_legend(), "warning_legend": overview.warning_legend(),
         "summary": stats["summary"], "summary_notes": summary_notes,
         "summary_tables": data.summary_by_threads(stats["summary"]),
+        "runtimes": runtimes_table.read(Path(layout.stats("runtimes")))
+        if Path(layout.stats("runtimes")).exists() else [],
         "benchmarks": data.by_benchmark(sections),
         "descriptions": {b: e.get("description", "") for b, e in config["benchmarks"].items()},
         "set_aside": [note for name in measured for note in layout.set_aside_journals(name)],

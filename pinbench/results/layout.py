@@ -53,6 +53,8 @@ def sidecar_path(matrix_csv: Path | str) -> Path:
 STATS_FILES = {"cells": "cells.csv", "summary": "summary.csv", "tables": "summary.txt",
                "json": "stats.json", "verdicts": "verdicts.csv",
                "comparisons": "comparisons.csv"}
+#: Files beside them, made by other rules: compilers side by side (:mod:`pinbench.stats.runtimes`).
+OTHER_STATS = {"runtimes": "runtimes.csv"}
 
 #: Beside the campaigns' folders: the results store (:mod:`pinbench.results.store`) and the
 #: folder of ``pinbench compare``'s outputs (``<A>-vs-<B>/``).
@@ -136,6 +138,11 @@ class Layout:
         return f"{self.root}/{machine}/explained/{bench}/t{threads}.journal.jsonl"
 
     @property
+    def runtimes_text(self) -> str:
+        """Compilers side by side in words (:mod:`pinbench.stats.runtimes`)."""
+        return f"{self.root}/stats/runtimes.txt"
+
+    @property
     def explain_table(self) -> str:
         """The work-inflation decomposition per cell (:mod:`pinbench.stats.explain`)."""
         return f"{self.root}/stats/explain.csv"
@@ -167,7 +174,7 @@ class Layout:
 
     def stats(self, kind: str) -> str:
         """A file of the analysis, by its kind in :data:`STATS_FILES` (``cells``, ``verdicts``...)."""
-        return f"{self.root}/stats/{STATS_FILES[kind]}"
+        return f"{self.root}/stats/{(STATS_FILES | OTHER_STATS)[kind]}"
 
     @property
     def models(self) -> str:

@@ -519,6 +519,7 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     if config["stopping"] and config["stopping"]["min"] > config["repetitions"]:
         raise ConfigError(f"stopping.min: {config['stopping']['min']} rounds before stopping is "
                           f"more than the {config['repetitions']} repetitions")
+    config["benchmarks"], config["weights"] = expand_compilers(config)
     strangers = sorted(set(config["weights"]) - set(config["benchmarks"]))
     if strangers:
         raise ConfigError(f"weights.{strangers[0]}: not a benchmark of the campaign")
@@ -544,6 +545,49 @@ def traces(config: dict) -> bool:
                                for s in config["strategies"]))
 
 
+def expand_compilers(config: dict) -> tuple[dict, dict]:
+    """The benchmarks and weights, each benchmark once per compiler of ``compilers`` (as
+    ``X-<name>``, built with that compiler: :func:`compiler_of`); as they are without.
+
+    ConfigError for a single compiler, a build that does not use ``{cc}`` (every compiler
+    would build the same program), or an expanded name a benchmark already has.
+    """
+    compilers, benchmarks = config["compilers"], config["benchmarks"]
+    if not compilers:
+        return benchmarks, config["weights"]
+    if len(compilers) < 2:
+        raise ConfigError("compilers: two or more to compare (one: set compiler instead)")
+    expanded, weights = {}, {}
+    for bench, entry in benchmarks.items():
+        if "{cc}" not in entry["build"]:
+            raise ConfigError(f"benchmarks.{bench}.build: does not use {{cc}}, so every "
+                              "compiler of compilers would build the same program")
+        for name in compilers:
+            built = f"{bench}-{name}"
+            if built in benchmarks:
+                raise ConfigError(f"benchmarks.{built}: the name of {bench} built by compiler "
+                                  f"{name!r}; rename it")
+            expanded[built] = entry | {"compiler": name}
+            if bench in config["weights"]:
+                weights[built] = config["weights"][bench]
+    return expanded, weights | {k: v for k, v in config["weights"].items()
+                                if k not in benchmarks}
+
+
+def compiled(config: dict) -> dict[str, tuple[str, str]]:
+    """Each benchmark built by one of ``compilers`` -> (the benchmark as written, the
+    compiler's name); empty without ``compilers``."""
+    return {bench: (bench[:-len(entry["compiler"]) - 1], entry["compiler"])
+            for bench, entry in config["benchmarks"].items() if "compiler" in entry}
+
+
+def compiler_of(config: dict, bench: str) -> dict[str, str]:
+    """The compiler settings (``cc``, ``cflags``, ``ldflags``) that build ``bench``: its
+    compiler's of ``compilers``, the campaign's ``compiler`` filling what it leaves out."""
+    name = config["benchmarks"][bench].get("compiler")
+    return config["compiler"] | (config["compilers"][name] if name else {})
+
+
 def _fields(entry: dict, **builtins: str) -> dict[str, str]:
     """The values of a command's placeholders: the benchmark's params, then pinbench's own."""
     return dict(entry["params"]) | builtins
@@ -559,7 +603,7 @@ def build_fields(config: dict, bench: str, output: str,
     the paths of :data:`PATH_FIELDS` absolute and not yet quoted."""
     entry = config["benchmarks"][bench]
     tree = traced_tree(output) if traced_flags and "tree" in entry else build_tree(config, bench)
-    fields = _fields(entry, **config["compiler"], output=os.path.abspath(output),
+    fields = _fields(entry, **compiler_of(config, bench), output=os.path.abspath(output),
                      source=entry.get("source", ""), tree=tree)
     if traced_flags is not None:
         fields.update(trace_cflags=traced_flags[0], trace_ldflags=traced_flags[1])

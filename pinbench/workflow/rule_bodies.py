@@ -118,6 +118,17 @@ def analyse(inputs, outputs, options: dict, machines: list[str]) -> None:
                            topologies=trees, **options)
 
 
+def runtimes(runs: str, outputs, params) -> None:
+    """The runtimes rule: each compiler's cells against the first's
+    (:mod:`pinbench.stats.runtimes`), its lines printed too."""
+    from pinbench.stats.runtimes import compare_compilers, write as write_runtimes  # NumPy
+
+    rows = compare_compilers(read_runs([Path(runs)]), params.compiled, params.compilers,
+                             params.alpha)
+    write_runtimes(rows, Path(outputs.table), Path(outputs.text))
+    print(Path(outputs.text).read_text(), end="", flush=True)
+
+
 def explain(inputs, output: str, baseline: str, confidence: float) -> None:
     """The explain rule: the work-inflation decomposition of every explained cell."""
     rows = read_explained([Path(path) for path in inputs.explained])

@@ -48,3 +48,22 @@ rule explain:
         LAYOUT.timing("analyse", "explain")
     run:
         rule_bodies.explain(input, output[0], params.baseline, params.confidence)
+
+
+# Compilers side by side (a campaign's compilers): each compiler's cells against the first's.
+rule runtimes:
+    input:
+        LAYOUT.all_runs,
+    output:
+        table=LAYOUT.stats("runtimes"),
+        text=LAYOUT.runtimes_text,
+    params:
+        compiled=campaign.compiled(config),
+        compilers=list(config["compilers"]),
+        alpha=1 - config["confidence"],
+    log:
+        LAYOUT.log(None, "runtimes"),
+    benchmark:
+        LAYOUT.timing("analyse", "runtimes")
+    run:
+        rule_bodies.runtimes(input[0], output, params)

@@ -165,6 +165,7 @@ def report_inputs():
         inputs += [LAYOUT.all_runs, LAYOUT.stats("json"), LAYOUT.stats("verdicts")]
         inputs += [LAYOUT.environment(m.name) for m in MEASURED]
         inputs += [LAYOUT.explain_table] if EXPLAIN else []
+        inputs += [LAYOUT.stats("runtimes")] if config["compilers"] else []
     if MODELLED:
         inputs.append(LAYOUT.models)
     return inputs
@@ -176,6 +177,7 @@ def all_targets():
     if MEASURED:
         targets += [LAYOUT.all_runs, LAYOUT.cells_summary, LAYOUT.stats("tables")]
         targets += [LAYOUT.explain_table] if EXPLAIN else []
+        targets += [LAYOUT.runtimes_text] if config["compilers"] else []
     if MODELLED:
         targets.append(LAYOUT.models_text)
     return targets + [LAYOUT.report]

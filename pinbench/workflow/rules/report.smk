@@ -14,7 +14,8 @@ for place in PLACES:
         resources:
             **place.resources(),
         params:
-            compiler=config["compiler"]["cc"],
+            # the compiler of the binary described (with compilers: the first's)
+            compiler=campaign.compiler_of(config, next(iter(config["benchmarks"])))["cc"],
         log:
             LAYOUT.log("{machine}", "environment"),
         benchmark:
