@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import os
 import typing
 from pathlib import Path
@@ -66,6 +67,15 @@ class RunRecord:
     #: the bytes the program wrote to stdout and stderr (the last MiB of each is read, the
     #: last 64 KiB kept); None: counted since
     output_bytes: int | None = None
+    #: the program's counters, as JSON: {"name": count} (perf_event_open in the launcher:
+    #: task_clock_ns, context_switches, cpu_migrations, page_faults, and cycles, instructions,
+    #: llc_misses where the machine has them; null: never scheduled); "": none, or before them
+    counters: str = ""
+
+    @property
+    def counter_values(self) -> dict[str, float | None]:
+        """:attr:`counters` read: name -> count."""
+        return json.loads(self.counters) if self.counters else {}
 
     @property
     def cell(self) -> tuple[str, str, int, str]:
