@@ -9,7 +9,7 @@ import pytest
 from pinbench.measure.spawn import base_environment, run_once
 
 SOFTWARE = {"task_clock_ns", "context_switches", "cpu_migrations", "page_faults"}
-HARDWARE = {"cycles", "instructions", "llc_misses"}
+HARDWARE = {"cycles", "instructions", "llc_misses", "energy_uj"}  # energy: RAPL, machine-wide
 
 
 def test_every_counter_is_counted_or_says_why():

@@ -45,7 +45,10 @@
  * stops counting after its second inheriting child (Linux 6.1: a child's enable-on-exec
  * leaves the next ones off). Software events always (root, or perf_event_paranoid allowing them,
  * else without the kernel's share); hardware events where the machine exposes them (not in
- * most virtual machines: the reply says why a counter is missing, with its errno).
+ * most virtual machines: the reply says why a counter is missing, with its errno). Energy,
+ * where the kernel has RAPL's powercap files (and to root): energy_uj, the packages' energy
+ * from before the clone to after the reaping, machine-wide (the program's, the launcher's and
+ * anything else running meanwhile).
  *
  * SIGINT, SIGTERM or SIGHUP to the launcher: the run under way is killed with every process it
  * left, then the launcher exits (status 128 + the signal), without a reply.
@@ -138,6 +141,43 @@ static struct counter COUNTERS[] = {
 };
 #define N_COUNTERS (sizeof COUNTERS / sizeof *COUNTERS)
 
+/* Energy (RAPL): the packages' energy counters of the powercap interface, machine-wide (the
+ * program's and everything else's), read before the clone and after the reaping. */
+#define RAPL_MAX 16
+static int rapl_fd[RAPL_MAX], rapl_n = -1, rapl_error;
+static uint64_t rapl_range[RAPL_MAX], rapl_before[RAPL_MAX];
+
+static uint64_t read_u64(int fd)
+{
+    char buf[32];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    return strtoull(buf, NULL, 10);
+}
+
+/* The top-level powercap domains intel-rapl:N (one per package), opened once. */
+static void rapl_open(void)
+{
+    rapl_n = 0;
+    rapl_error = ENOENT;
+    for (int i = 0; i < RAPL_MAX; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/class/powercap/intel-rapl:%d/energy_uj", i);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            if (errno != ENOENT)
+                rapl_error = errno; /* e.g. EACCES: energy is root's since Linux 5.10 */
+            continue;
+        }
+        snprintf(path, sizeof path, "/sys/class/powercap/intel-rapl:%d/max_energy_range_uj", i);
+        int range = open(path, O_RDONLY | O_CLOEXEC);
+        rapl_range[rapl_n] = range >= 0 ? read_u64(range) : 0;
+        if (range >= 0)
+            close(range);
+        rapl_fd[rapl_n++] = fd;
+    }
+}
+
 /* Open every counter's event for the next run (see the comment at the top). */
 static void counters_open(void)
 {
@@ -160,6 +200,10 @@ static void counters_open(void)
         COUNTERS[i].fd = fd;
         COUNTERS[i].error = fd < 0 ? errno : 0;
     }
+    if (rapl_n < 0)
+        rapl_open();
+    for (int i = 0; i < rapl_n; i++)
+        rapl_before[i] = read_u64(rapl_fd[i]);
 }
 
 /* The reply's counters field: what each counted in the run, then the refused; the events
@@ -190,8 +234,19 @@ static void counters_text(char *out, size_t size)
                                            ? (double)count * (double)enabled / (double)running
                                            : (double)count);
         }
-    if (!at)
-        snprintf(out, size, "-");
+    if (rapl_n > 0) {
+        uint64_t energy = 0;
+        for (int i = 0; i < rapl_n; i++) { /* the counter wraps at max_energy_range_uj */
+            uint64_t now = read_u64(rapl_fd[i]);
+            energy += now >= rapl_before[i] ? now - rapl_before[i]
+                                              : now + rapl_range[i] - rapl_before[i];
+        }
+        at += (size_t)snprintf(out + at, size - at, "%senergy_uj=%llu", at ? "," : "",
+                               (unsigned long long)energy);
+    } else {
+        at += (size_t)snprintf(out + at, size - at, "%senergy_uj=!%d", at ? "," : "",
+                               rapl_error);
+    }
     for (size_t i = 0; i < N_COUNTERS; i++)
         if (COUNTERS[i].fd >= 0) {
             close(COUNTERS[i].fd);

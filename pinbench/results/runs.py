@@ -69,7 +69,8 @@ class RunRecord:
     output_bytes: int | None = None
     #: the program's counters, as JSON: {"name": count} (perf_event_open in the launcher:
     #: task_clock_ns, context_switches, cpu_migrations, page_faults, and cycles, instructions,
-    #: llc_misses where the machine has them; null: never scheduled); "": none, or before them
+    #: llc_misses, energy_uj where the machine has them; null: never scheduled); "": none, or
+    #: written before them
     counters: str = ""
 
     @property
