@@ -2,7 +2,9 @@
 its exit, every thread, nothing of the launcher's."""
 from __future__ import annotations
 
+import json
 import os
+import re
 
 import pytest
 
@@ -59,3 +61,59 @@ def test_every_run_of_a_launcher_counts_not_only_its_first_two():
     faults = [run_once(["/bin/true"], base_environment(), 10).counters["page_faults"]
               for _ in range(8)]
     assert min(faults) > 10, faults
+
+
+def test_the_launcher_and_the_runs_table_name_the_same_counters():
+    from conftest import ROOT
+
+    from pinbench.results.runs import COUNTERS
+
+    source = (ROOT / "pinbench" / "measure" / "launcher.c").read_text()
+    named = re.findall(r'\{"(\w+)", PERF_TYPE_', source)
+    assert (*named, "energy_uj") == COUNTERS
+
+
+def test_a_counter_as_the_metric_replaces_the_time_and_a_run_without_it_fails():
+    from conftest import run_record
+
+    from pinbench.results.runs import on_metric
+
+    counted = run_record(time_s=2.0, counters='{"page_faults": 120.0, "cycles": null}')
+    bare = run_record(time_s=3.0)
+    assert on_metric([counted, bare], "time") == [counted, bare]
+    faults, missing = on_metric([counted, bare], "page_faults")
+    assert faults.time_s == 120.0 and faults.ok
+    assert not missing.ok and missing.failure == "counter page_faults not counted"
+    assert not on_metric([counted], "cycles")[0].ok  # never scheduled
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+def test_a_campaign_s_verdicts_on_a_counter(tmp_path):
+    import csv
+
+    import yaml
+    from conftest import ROOT, run_campaign
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "campaign.yaml").write_text(yaml.safe_dump({
+        "campaign": "faults", "repetitions": 5, "threads": [2], "metric": "page_faults",
+        "strategies": ["os", "compact"], "machines": {"here": {"topology": "auto"}},
+        "benchmarks": {"spin": {"source": str(ROOT / "tests" / "data" / "spin.c"),
+                                "input": "20", "timeout_s": 20}}}))
+    run = run_campaign(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = work / "results" / "faults"
+    assert (results / "stats" / "summary.txt").read_text().startswith("metric: page_faults")
+    with open(results / "runs.csv", newline="") as handle:
+        faults = {json.loads(r["counters"])["page_faults"] for r in csv.DictReader(handle)}
+    with open(results / "stats" / "cells.csv", newline="") as handle:
+        medians = {float(c["median_s"]) for c in csv.DictReader(handle)}
+    assert medians and all(min(faults) <= m <= max(faults) for m in medians)
+    assert "not on the run time" in (results / "report" / "index.html").read_text()
+    bad = work / "bad.yaml"
+    bad.write_text((work / "campaign.yaml").read_text().replace("page_faults", "flops"))
+    refused = run_campaign(work, "-n", campaign=bad)
+    assert refused.returncode != 0 and "metric: 'flops' is none of time, task_clock_ns" \
+        in refused.stderr

@@ -101,6 +101,31 @@ class RunRecord:
         return {name: getattr(self, name) for name in RUN_COLUMNS}
 
 
+#: The counters a run's ``counters`` may hold, in the launcher's order (launcher.c's
+#: COUNTERS, then energy; tests/test_counters.py checks the two agree).
+COUNTERS = ("task_clock_ns", "context_switches", "cpu_migrations", "page_faults", "cycles",
+            "instructions", "llc_misses", "energy_uj")
+#: What the verdicts and tables may be on (a campaign's ``metric``): the run's time, or one
+#: of its counters (lower is better for each).
+METRICS = ("time", *COUNTERS)
+
+
+def on_metric(records: list[RunRecord], metric: str) -> list[RunRecord]:
+    """The records with ``metric`` in place of the time (``time``: as they are); a run that
+    did not count it does not count (failed: ``counter M not counted``)."""
+    if metric == "time":
+        return records
+    out = []
+    for record in records:
+        value = record.counter_values.get(metric)
+        if value is None:
+            out.append(dataclasses.replace(record, ok=False, time_s=None, failure=record.failure
+                                           or f"counter {metric} not counted"))
+        else:
+            out.append(dataclasses.replace(record, time_s=float(value)))
+    return out
+
+
 RUN_COLUMNS = [field.name for field in dataclasses.fields(RunRecord)]
 #: The columns of a runs table: a run record's, then the table's version.
 TABLE_COLUMNS = [*RUN_COLUMNS, formats.KEY]
