@@ -8,6 +8,7 @@ import time
 from conftest import run_record
 
 from pinbench.measure.lock import MachineLock
+from pinbench.results import formats
 from pinbench.results.runs import TABLE_COLUMNS, read_runs, write_runs
 from pinbench.workflow.rule_bodies import runs_table
 from pinbench.stats.cells import describe_cells
@@ -41,7 +42,8 @@ def test_collect_concatenates_tables_and_lists_failures(tmp_path):
                       tmp_path / "summary.txt")
     with (tmp_path / "runs.csv").open() as handle:
         table = list(csv.DictReader(handle))
-    assert len(table) == 3 and list(table[0]) == TABLE_COLUMNS and table[0]["format"] == "3"
+    assert len(table) == 3 and list(table[0]) == TABLE_COLUMNS
+    assert table[0]["format"] == str(formats.CURRENT["runs"])
     assert "3 runs; 1 failed; 1 pinned runs failed placement verification" in text
     assert "FAILED 1 x m/b/t2: timeout after 5 s" in text
     assert (tmp_path / "summary.txt").read_text() == text

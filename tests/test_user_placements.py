@@ -3,6 +3,7 @@ expressions, checked against the real likwid-pin on faked machines."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -160,11 +161,14 @@ def test_a_campaign_measures_its_own_placements_verified(tmp_path):
     ran = {name for row in rows for name in [row["strategy"], *row["stands_for"].split()]}
     assert {"backwards", "first-two"} <= ran
     assert {row["verification"] for row in rows if row["strategy"] != "os"} == {"ok"}
+    # every run's counters (tests/test_counters.py), shown per experiment in the report
+    assert all(json.loads(row["counters"])["page_faults"] > 0 for row in rows)
     report = (results / "report" / "index.html").read_text()
     assert "backwards" in report
     # a hybrid machine's kinds, and the kind each placement's threads are on (test_cpu_kinds)
     assert "CPU kinds: IntelCore 12 PUs (most efficient), IntelAtom 8 PUs" in report
     assert "(2 on IntelCore)" in report and "on IntelAtom" not in report
+    assert "Counters per run" in report and "page_faults" in report
 
 
 @pytest.mark.slow

@@ -328,6 +328,17 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
                         outputs)
 
 
+@functools.cache
+def _say_uncounted_once(text: str) -> None:
+    print(f"pinbench: counters not counted on this machine: {text}", flush=True)
+
+
+def _say_uncounted(uncounted: dict[str, str]) -> None:
+    """Say once per process which counters the kernel would not count, and why."""
+    if uncounted:
+        _say_uncounted_once(", ".join(f"{name} ({why})" for name, why in uncounted.items()))
+
+
 def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
                  pus: Planned | None, env: dict[str, str], request: bytes | None = None,
                  launcher: Launcher | None = None,
@@ -346,6 +357,7 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
     if missing and not failure:
         failure = (f"metric regex {job.metrics[missing[0]]!r} ({missing[0]}) found no finite "
                    "number in the output")
+    _say_uncounted(result.uncounted)
     observed = verify.observed_binding(result.stdout + "\n" + result.stderr)
     # libgomp reports no one-thread team: ask the kernel; and where the bound threads ran
     if job.threads == 1 or (pus is not None and 0 in observed):
@@ -368,6 +380,7 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
         started_at=started, other_cpu=result.other_cpu, time_resolution_s=resolution,
         metrics=json.dumps(values, sort_keys=True, allow_nan=False) if values else "",
         host=_host(), output_bytes=result.output_bytes,
+        counters=json.dumps(result.counters, sort_keys=True) if result.counters else "",
     )
 
 

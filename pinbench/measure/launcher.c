@@ -35,6 +35,21 @@
  * comes back with the reply, so that a program that moves its own threads (sched_setaffinity)
  * is caught.
  *
+ * Counters (perf_event_open): before each run (outside the timed span) the launcher opens,
+ * on itself, one event per counter of COUNTERS, disabled, enabled on exec and inherited. The
+ * program's clone inherits them and its execve enables them there (the launcher's own stay
+ * off: it never execs), and every thread and process of the program adds its counts to the
+ * launcher's events when it exits. So the counts are the program's alone, from its execve to
+ * its exit, and nothing runs inside the timed span to get them: the launcher reads the events
+ * after the reaping and closes them. They are opened anew for every run: an event kept open
+ * stops counting after its second inheriting child (Linux 6.1: a child's enable-on-exec
+ * leaves the next ones off). Software events always (root, or perf_event_paranoid allowing them,
+ * else without the kernel's share); hardware events where the machine exposes them (not in
+ * most virtual machines: the reply says why a counter is missing, with its errno). Energy,
+ * where the kernel has RAPL's powercap files (and to root): energy_uj, the packages' energy
+ * from before the clone to after the reaping, machine-wide (the program's, the launcher's and
+ * anything else running meanwhile).
+ *
  * SIGINT, SIGTERM or SIGHUP to the launcher: the run under way is killed with every process it
  * left, then the launcher exits (status 128 + the signal), without a reply.
  *
@@ -53,13 +68,16 @@
  * Reply, one line of space-separated fields:
  *   wall_ns user_us sys_us maxrss_kb wait_status timed_out errno
  *   busy_before total_before busy_after total_after own_cpu_us exit_cpus
- *   pid leftover stdout_total stderr_total stdout_bytes stderr_bytes threads_bytes
+ *   pid leftover stdout_total stderr_total stdout_bytes stderr_bytes threads_bytes counters
  * then the last stdout_bytes (at most output_limit) of what the program wrote to stdout,
  * the last stderr_bytes of its stderr, and threads_bytes of the threads' CPUs seen while it
  * ran ("tid=cpus;tid=cpus"). errno is not 0 when the program could not be started
  * (wait_status is then 0 and the times are 0); exit_cpus is "-" when unknown (timeout, or
  * the kernel did not say); leftover is the number of processes the program left running,
- * killed; stdout_total and stderr_total are the bytes the program wrote to each.
+ * killed; stdout_total and stderr_total are the bytes the program wrote to each; counters is
+ * "name=count,..." for the counters counted (scaled by enabled over running time when the
+ * kernel multiplexed them; "name=?" when never scheduled), then "name=!errno,..." for those the
+ * kernel refused to open, "-" when there is none of either.
  *
  * Usage: pinbench-launcher PARENT_PID SHORTEST_SHARE_NS [EXIT_READ_DELAY_US]
  * (the delay, for tests only, sleeps after the read of the exited program's CPUs, to show
@@ -70,6 +88,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -103,6 +122,137 @@
 #define OUTPUT_HOLD (16LL << 20)
 /* How long the launcher tries to kill and reap the processes a program left. */
 #define LEFTOVER_NS 2000000000LL
+
+/* The counters of every run (see the comment at the top), by the names the reply gives. */
+struct counter {
+    const char *name;
+    uint32_t type;
+    uint64_t config;
+    int fd, error;             /* the run's event, or -1 and the errno of perf_event_open */
+};
+static struct counter COUNTERS[] = {
+    {"task_clock_ns", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, -1, 0},
+    {"context_switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, -1, 0},
+    {"cpu_migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, -1, 0},
+    {"page_faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, -1, 0},
+    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, -1, 0},
+    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, -1, 0},
+    {"llc_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, -1, 0},
+};
+#define N_COUNTERS (sizeof COUNTERS / sizeof *COUNTERS)
+
+/* Energy (RAPL): the packages' energy counters of the powercap interface, machine-wide (the
+ * program's and everything else's), read before the clone and after the reaping. */
+#define RAPL_MAX 16
+static int rapl_fd[RAPL_MAX], rapl_n = -1, rapl_error;
+static uint64_t rapl_range[RAPL_MAX], rapl_before[RAPL_MAX];
+
+static uint64_t read_u64(int fd)
+{
+    char buf[32];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    return strtoull(buf, NULL, 10);
+}
+
+/* The top-level powercap domains intel-rapl:N (one per package), opened once. */
+static void rapl_open(void)
+{
+    rapl_n = 0;
+    rapl_error = ENOENT;
+    for (int i = 0; i < RAPL_MAX; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/class/powercap/intel-rapl:%d/energy_uj", i);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            if (errno != ENOENT)
+                rapl_error = errno; /* e.g. EACCES: energy is root's since Linux 5.10 */
+            continue;
+        }
+        snprintf(path, sizeof path, "/sys/class/powercap/intel-rapl:%d/max_energy_range_uj", i);
+        int range = open(path, O_RDONLY | O_CLOEXEC);
+        rapl_range[rapl_n] = range >= 0 ? read_u64(range) : 0;
+        if (range >= 0)
+            close(range);
+        rapl_fd[rapl_n++] = fd;
+    }
+}
+
+/* Open every counter's event for the next run (see the comment at the top). */
+static void counters_open(void)
+{
+    for (size_t i = 0; i < N_COUNTERS; i++) {
+        struct perf_event_attr a;
+        memset(&a, 0, sizeof a);
+        a.size = sizeof a;
+        a.type = COUNTERS[i].type;
+        a.config = COUNTERS[i].config;
+        a.disabled = 1;
+        a.enable_on_exec = 1;
+        a.inherit = 1;
+        a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+        int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0 && (errno == EACCES || errno == EPERM)) { /* the user's share alone */
+            a.exclude_kernel = 1;
+            a.exclude_hv = 1;
+            fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        }
+        COUNTERS[i].fd = fd;
+        COUNTERS[i].error = fd < 0 ? errno : 0;
+    }
+    if (rapl_n < 0)
+        rapl_open();
+    for (int i = 0; i < rapl_n; i++)
+        rapl_before[i] = read_u64(rapl_fd[i]);
+}
+
+/* The reply's counters field: what each counted in the run, then the refused; the events
+ * are closed. */
+static void counters_text(char *out, size_t size)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (int refused = 0; refused < 2; refused++)
+        for (size_t i = 0; i < N_COUNTERS && at + 64 < size; i++) {
+            struct counter *c = &COUNTERS[i];
+            if ((c->fd < 0) != refused)
+                continue;
+            const char *sep = at ? "," : "";
+            if (refused) {
+                at += (size_t)snprintf(out + at, size - at, "%s%s=!%d", sep, c->name, c->error);
+                continue;
+            }
+            uint64_t v[3] = {0, 0, 0};
+            if (read(c->fd, v, sizeof v) != (ssize_t)sizeof v)
+                v[0] = v[1] = v[2] = 0;
+            uint64_t count = v[0], enabled = v[1], running = v[2];
+            if (running == 0 && count == 0 && enabled > 0)
+                at += (size_t)snprintf(out + at, size - at, "%s%s=?", sep, c->name);
+            else
+                at += (size_t)snprintf(out + at, size - at, "%s%s=%.0f", sep, c->name,
+                                       running && running < enabled
+                                           ? (double)count * (double)enabled / (double)running
+                                           : (double)count);
+        }
+    if (rapl_n > 0) {
+        uint64_t energy = 0;
+        for (int i = 0; i < rapl_n; i++) { /* the counter wraps at max_energy_range_uj */
+            uint64_t now = read_u64(rapl_fd[i]);
+            energy += now >= rapl_before[i] ? now - rapl_before[i]
+                                              : now + rapl_range[i] - rapl_before[i];
+        }
+        at += (size_t)snprintf(out + at, size - at, "%senergy_uj=%llu", at ? "," : "",
+                               (unsigned long long)energy);
+    } else {
+        at += (size_t)snprintf(out + at, size - at, "%senergy_uj=!%d", at ? "," : "",
+                               rapl_error);
+    }
+    for (size_t i = 0; i < N_COUNTERS; i++)
+        if (COUNTERS[i].fd >= 0) {
+            close(COUNTERS[i].fd);
+            COUNTERS[i].fd = -1;
+        }
+}
 
 /* The signal that asked the launcher to stop (SIGINT, SIGTERM, SIGHUP), 0 if none. */
 static volatile sig_atomic_t stop_signal;
@@ -726,6 +876,7 @@ int main(int argc, char **argv)
         cpu_times(stat_fd, &busy0, &total0);
         int64_t own0 = own_cpu_us();
         threads.count = 0;
+        counters_open();
         run_program(&c, timeout_ns, output_limit, delay_us, &mask, out_fd, err_fd, &threads, &o);
         busy1 = busy0, total1 = total0;
         int64_t own1 = own0; /* no share of a run too short for one: no need to ask */
@@ -738,17 +889,19 @@ int main(int argc, char **argv)
         off_t err_total = tail(err_fd, output_limit, &err_buf, &err_capacity, &err_size);
         size_t threads_size = threads_text(&threads, &mask, &threads_buf, &threads_capacity);
 
-        char reply[sizeof o.cpus + 256];
+        char counted[N_COUNTERS * 64];
+        counters_text(counted, sizeof counted);
+        char reply[sizeof o.cpus + sizeof counted + 256];
         int len = snprintf(reply, sizeof reply,
                            "%lld %lld %lld %ld %d %d %d %lld %lld %lld %lld %lld %s %d %d %lld "
-                           "%lld %zu %zu %zu\n",
+                           "%lld %zu %zu %zu %s\n",
                            (long long)o.wall_ns, (long long)tv_us(o.usage.ru_utime),
                            (long long)tv_us(o.usage.ru_stime), o.usage.ru_maxrss, o.status,
                            o.timed_out, o.error, (long long)busy0, (long long)total0,
                            (long long)busy1, (long long)total1, (long long)(own1 - own0),
                            o.cpus[0] ? o.cpus : "-", (int)o.pid, o.leftover,
                            (long long)out_total, (long long)err_total, out_size, err_size,
-                           threads_size);
+                           threads_size, counted);
         write_all(1, reply, (size_t)len);
         write_all(1, out_buf, out_size);
         write_all(1, err_buf, err_size);

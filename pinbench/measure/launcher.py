@@ -33,7 +33,7 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pinbench import native
 from pinbench.measure import interrupt
@@ -42,7 +42,7 @@ from pinbench.measure.system import shortest_share_s
 #: Version of the way runs are timed, written in new journals' headers.
 TIMER = "c-launcher-1"
 #: Fields of the launcher's reply line (see launcher.c).
-REPLY_FIELDS = 20
+REPLY_FIELDS = 21
 #: How long past a run's timeout the measuring process waits for the launcher's reply.
 GRACE_S = 10.0
 
@@ -92,6 +92,29 @@ class Reply:
     #: the CPUs each thread (task id) was seen allowed on while the program ran, as the
     #: kernel lists them (``"0-3"``); {} for a run too short to be looked at
     threads: dict[int, str]
+    #: the program's counters (perf_event_open), name -> count (None: never scheduled)
+    counters: dict[str, float | None] = field(default_factory=dict)
+    #: the counters the kernel would not count, name -> why
+    uncounted: dict[str, str] = field(default_factory=dict)
+
+
+def parse_counters(text: str) -> tuple[dict[str, float | None], dict[str, str]]:
+    """The reply's counters field: the counts, and why the others are missing.
+
+    >>> parse_counters("page_faults=120,cycles=?,llc_misses=!2")
+    ({'page_faults': 120.0, 'cycles': None}, {'llc_misses': 'No such file or directory'})
+    >>> parse_counters("-")
+    ({}, {})
+    """
+    counted: dict[str, float | None] = {}
+    refused: dict[str, str] = {}
+    for item in text.split(",") if text != "-" else []:
+        name, _, value = item.partition("=")
+        if value.startswith("!"):
+            refused[name] = os.strerror(int(value[1:]))
+        else:
+            counted[name] = None if value == "?" else float(value)
+    return counted, refused
 
 
 class Launcher:
@@ -177,12 +200,13 @@ class Launcher:
         pid, leftover, out_total, err_total = map(int, parts[13:17])
         out, err = sizes[0], sizes[0] + sizes[1]
         threads = dict(item.split("=") for item in output[err:].decode().split(";") if item)
+        counted, refused = parse_counters(parts[20].decode())
         return Reply(wall / 1e9, user / 1e6, system / 1e6, rss, status, bool(timed_out), error,
                      busy0, total0, busy1, total1, own / 1e6, "" if cpus == "-" else cpus,
                      pid, leftover, out_total + err_total,
                      output[:out].decode("utf-8", "replace") if out else "",
                      output[out:err].decode("utf-8", "replace") if err > out else "",
-                     {int(tid): cpus for tid, cpus in threads.items()})
+                     {int(tid): cpus for tid, cpus in threads.items()}, counted, refused)
 
     def _wait(self, limit_s: float) -> None:
         """Wait for the reply, at most ``limit_s``; a stop meanwhile ends the run and raises

@@ -85,6 +85,11 @@ class RunResult:
     pid: int = 0
     #: task id -> the CPUs that thread was seen allowed on while the program ran
     thread_cpus: dict[int, str] = dataclasses.field(default_factory=dict)
+    #: the program's counters from its execve to its exit (perf_event_open: software events,
+    #: hardware ones where the machine has them), name -> count (None: never scheduled)
+    counters: dict[str, float | None] = dataclasses.field(default_factory=dict)
+    #: the counters the kernel would not count here, name -> why
+    uncounted: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def executable(argv0: str, env: dict[str, str]) -> str:
@@ -132,4 +137,5 @@ def run_once(argv: list[str], env: dict[str, str], timeout_s: float,
                      os.waitstatus_to_exitcode(reply.wait_status), reply.timed_out,
                      reply.stdout, reply.stderr, exit_cpus=reply.exit_cpus, other_cpu=others,
                      max_rss_kb=reply.max_rss_kb, leftover=reply.leftover,
-                     output_bytes=reply.output_bytes, pid=reply.pid, thread_cpus=reply.threads)
+                     output_bytes=reply.output_bytes, pid=reply.pid, thread_cpus=reply.threads,
+                     counters=reply.counters, uncounted=reply.uncounted)

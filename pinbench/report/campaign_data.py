@@ -140,6 +140,23 @@ def figure_name(machine: str, bench: str, threads: int, kind: str) -> str:
     return f"{machine}-{bench}-t{threads}-{kind}"
 
 
+def counter_medians(runs: list[RunRecord], label: dict[str, str]) -> dict:
+    """The median of each counter per experiment (``label``: strategy -> its label), over the
+    runs given: ``{"names": [...], "rows": [{"strategy": label, "values": [...]}]}``; no names
+    when the runs counted nothing."""
+    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for run in runs:
+        for name, count in run.counter_values.items():
+            if count is not None:
+                values[label.get(run.strategy, run.strategy)][name].append(count)
+    names = sorted({name for per in values.values() for name in per})
+    return {"names": names,
+            "rows": [{"strategy": strategy,
+                      "values": [float(np.median(per[name])) if per.get(name) else None
+                                 for name in names]}
+                     for strategy, per in values.items()]}
+
+
 def benchmark_sections(cells: list[dict], runs: list[RunRecord], scores: dict[tuple, dict],
                        quiet_threshold: float, metadata: dict | None = None) -> list[dict]:
     """Per (machine, benchmark, threads): the strategies' table, its notes and the two figures.
@@ -177,6 +194,7 @@ def benchmark_sections(cells: list[dict], runs: list[RunRecord], scores: dict[tu
             "run_order": figures.run_order(order, busy_label, meta)
             if any(order.values()) else None,
             "figure_names": {kind: figure_name(*key, kind) for kind in ("times", "order")},
+            "counters": counter_medians(usable, label),
         })
     return sections
 

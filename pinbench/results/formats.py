@@ -32,7 +32,8 @@ read back as state but made again from the runs: the analyse rule takes the ``st
 version as a parameter, so Snakemake analyses again when it changes.
 
 Version 3 of ``stats`` is the analysis with report-wide decisions (:func:`migrate_stats_2`).
-Version 3 of ``runs`` adds the column ``output_bytes`` (:func:`migrate_runs_2`).
+Version 3 of ``runs`` adds the column ``output_bytes`` (:func:`migrate_runs_2`), version 4
+the column ``counters`` (:func:`migrate_runs_3`).
 Version 3 of ``placement`` adds the runtime policies' fields (:func:`migrate_unchanged_2`).
 Version 2 adds the version: a version 1 file reads as it is, but for the placement files
 made before placements had an objective (:func:`migrate_placement_1`) and the journals,
@@ -53,7 +54,7 @@ if TYPE_CHECKING:  # the job module imports this one
 KEY = "format"
 
 #: The current version of each kind, and what a file of that kind is, in words.
-CURRENT = {"placement": 3, "journal": 2, "runs": 3, "explained": 2, "stats": 3, "sidecar": 2,
+CURRENT = {"placement": 3, "journal": 2, "runs": 4, "explained": 2, "stats": 3, "sidecar": 2,
            "environment": 2, "account": 2, "note": 2}
 WHAT = {"placement": "placement file", "journal": "journal", "runs": "runs table",
         "explained": "explained runs table", "stats": "stats.json",
@@ -204,6 +205,12 @@ def migrate_runs_2(content: dict) -> dict:
     return content
 
 
+def migrate_runs_3(content: dict) -> dict:
+    """Version 3 to 4 of a runs table's row: no counters were kept (the column ``counters``,
+    absent, reads as "")."""
+    return content
+
+
 def migrate_stats_2(content: dict) -> dict:
     """Version 2 to 3 of ``stats.json``: none. Version 3 is the analysis of issue 26
     (report-wide decisions, another test per comparison, the study's tables' number of
@@ -218,4 +225,4 @@ MIGRATIONS: dict[str, dict[int, Callable[..., dict]]] = {
 } | {"placement": {1: migrate_placement_1, 2: migrate_unchanged_2},
      "journal": {1: migrate_journal_1},
      "stats": {1: migrate_unchanged_1, 2: migrate_stats_2},
-     "runs": {1: migrate_unchanged_1, 2: migrate_runs_2}}
+     "runs": {1: migrate_unchanged_1, 2: migrate_runs_2, 3: migrate_runs_3}}

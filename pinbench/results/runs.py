@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import os
 import typing
 from pathlib import Path
@@ -66,6 +67,16 @@ class RunRecord:
     #: the bytes the program wrote to stdout and stderr (the last MiB of each is read, the
     #: last 64 KiB kept); None: counted since
     output_bytes: int | None = None
+    #: the program's counters, as JSON: {"name": count} (perf_event_open in the launcher:
+    #: task_clock_ns, context_switches, cpu_migrations, page_faults, and cycles, instructions,
+    #: llc_misses, energy_uj where the machine has them; null: never scheduled); "": none, or
+    #: written before them
+    counters: str = ""
+
+    @property
+    def counter_values(self) -> dict[str, float | None]:
+        """:attr:`counters` read: name -> count."""
+        return json.loads(self.counters) if self.counters else {}
 
     @property
     def cell(self) -> tuple[str, str, int, str]:
@@ -88,6 +99,31 @@ class RunRecord:
         Every field is a plain value, so no deep copy (``dataclasses.asdict``) is needed:
         this runs between two runs of a measurement job."""
         return {name: getattr(self, name) for name in RUN_COLUMNS}
+
+
+#: The counters a run's ``counters`` may hold, in the launcher's order (launcher.c's
+#: COUNTERS, then energy; tests/test_counters.py checks the two agree).
+COUNTERS = ("task_clock_ns", "context_switches", "cpu_migrations", "page_faults", "cycles",
+            "instructions", "llc_misses", "energy_uj")
+#: What the verdicts and tables may be on (a campaign's ``metric``): the run's time, or one
+#: of its counters (lower is better for each).
+METRICS = ("time", *COUNTERS)
+
+
+def on_metric(records: list[RunRecord], metric: str) -> list[RunRecord]:
+    """The records with ``metric`` in place of the time (``time``: as they are); a run that
+    did not count it does not count (failed: ``counter M not counted``)."""
+    if metric == "time":
+        return records
+    out = []
+    for record in records:
+        value = record.counter_values.get(metric)
+        if value is None:
+            out.append(dataclasses.replace(record, ok=False, time_s=None, failure=record.failure
+                                           or f"counter {metric} not counted"))
+        else:
+            out.append(dataclasses.replace(record, time_s=float(value)))
+    return out
 
 
 RUN_COLUMNS = [field.name for field in dataclasses.fields(RunRecord)]

@@ -35,7 +35,7 @@ from pinbench.measure.settings import QUIET
 from pinbench.place.symmetry import experiment_key
 from pinbench.results import formats
 from pinbench.results.layout import STATS_FILES
-from pinbench.results.runs import RunRecord, read_runs
+from pinbench.results.runs import RunRecord, on_metric, read_runs
 from pinbench.topology import Topology, TopologyError, load
 
 # The statistics themselves (drift, tables, verdicts: SciPy) are imported by the functions that
@@ -102,15 +102,18 @@ def _write_csv(rows: list[dict], columns: list[str], path: Path) -> None:
 def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline: str,
             confidence: float, benchmark_weights: dict[str, float] | None = None,
             seed: int = 0, topologies: dict[str, Topology] | None = None,
-            order: Sequence[str] = (), quiet_threshold: float = QUIET["threshold"]) -> str:
+            order: Sequence[str] = (), quiet_threshold: float = QUIET["threshold"],
+            metric: str = "time") -> str:
     """Write every file of :data:`STATS_FILES` (``outputs``: kind -> path); return Tables 1-3.
 
-    ``order``: the campaign's strategies (the first of identical ones names the experiment).
+    ``order``: the campaign's strategies (the first of identical ones names the experiment);
+    ``metric``: what every test and table is on, the run time or a counter
+    (:func:`pinbench.results.runs.on_metric`; lower is better).
     """
     from pinbench.stats.tables import (CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table,
                                        tables_text)
 
-    records = read_runs([runs_csv])
+    records = on_metric(read_runs([runs_csv]), metric)
     cells = cell_table(records, baseline, confidence, seed)
     summary = summary_table(cells, baseline, confidence, benchmark_weights)
     verdicts, comparisons = verdict_tables(records, baseline, 1 - confidence, topologies, order,
@@ -120,10 +123,13 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     _write_csv(verdicts, VERDICT_COLUMNS, outputs["verdicts"])
     _write_csv(comparisons, COMPARISON_COLUMNS, outputs["comparisons"])
     text = tables_text(summary, baseline, confidence)
+    if metric != "time":
+        text = (f"metric: {metric} per run (lower is better), not the run time: every test, "
+                "speedup and table below is on it\n\n" + text)
     outputs["tables"].write_text(text)
     meta = {"campaign": campaign, "baseline": baseline, "confidence": confidence,
             "weights": benchmark_weights or "equal", "bootstrap_seed": seed,
-            "runs": str(runs_csv)}
+            "runs": str(runs_csv), "metric": metric}
     outputs["json"].write_text(json.dumps(
         formats.stamp("stats", {"meta": meta, "cells": cells, "summary": summary}),
         indent=1) + "\n")

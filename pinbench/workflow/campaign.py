@@ -24,6 +24,7 @@ from pinbench.place.domains import PlacementError, slots, socket_groups, socket_
 from pinbench.place.registry import WRAPPING, is_own_name, needs_matrix, parse_strategy
 from pinbench.place.policies import predict
 from pinbench.place.user import UserPlacement
+from pinbench.results.runs import METRICS
 from pinbench.results.layout import Layout
 from pinbench.stats.attainable import least_repetitions, smallest_p
 from pinbench.stats.sample_size import MIN_N
@@ -508,6 +509,8 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     if graph and config["tracing"]["when"] == "never":
         raise ConfigError(f"tracing.when: \"never\", but strategy {graph[0]!r} needs the "
                           "affinity matrices a tracer makes")
+    if config["metric"] not in METRICS:
+        raise ConfigError(f"metric: {config['metric']!r} is none of {', '.join(METRICS)}")
     if config["baseline"] not in config["strategies"]:
         raise ConfigError(f"baseline: {config['baseline']!r} is not one of the campaign's strategies")
     _check_env(config["env"], "env")

@@ -107,7 +107,7 @@ def analyse_options(config: dict) -> dict:
     return {"campaign": config["campaign"], "baseline": config["baseline"],
             "confidence": config["confidence"], "benchmark_weights": config["weights"],
             "seed": config["seed"], "order": config["strategies"],
-            "quiet_threshold": config["quiet"]["threshold"]}
+            "quiet_threshold": config["quiet"]["threshold"], "metric": config["metric"]}
 
 
 def analyse(inputs, outputs, options: dict, machines: list[str]) -> None:
