@@ -1,8 +1,9 @@
 """A strategy's placement for one (machine, benchmark, threads), and writing them all.
 
-A placement names, for every OpenMP thread i, the PU (OS index) it runs on,
-the ``OMP_PLACES`` string that pins it there, and for each pair of threads
-the lowest level of the tree they share. ``os`` has no list (the OS
+A placement names, for every OpenMP thread i, the PU (OS index) it runs on, and
+the ``OMP_PLACES`` string that pins it there (the lowest level of the tree each
+pair of threads shares follows from the topology:
+:func:`pinbench.results.placements.shared_levels`). ``os`` has no list (the OS
 decides); ``random`` has a fresh list per repetition, drawn from a recorded
 seed. Given the affinity matrix of the run, every placement also holds the
 objective J it reaches (:mod:`pinbench.graph.objective`), so strategies can
@@ -17,19 +18,13 @@ from pathlib import Path
 import numpy as np
 
 from pinbench.graph.matrix import read_matrix
-from pinbench.graph.objective import core_pairs, lowest_shared_matrix, objective
+from pinbench.graph.objective import core_pairs, objective
 from pinbench.place.domains import PlacementError, check_fits
 from pinbench.place.registry import parse_strategy
 from pinbench.place.study import Memo
 from pinbench.results.placements import Placement, write_placement
 from pinbench.seeding import derive_seed
 from pinbench.topology import Topology, load
-
-
-def shared_levels(topo: Topology, pus: list[int]) -> list[list[str]]:
-    """``m[i][j]``: type of the lowest tree object holding the PUs of threads i and j."""
-    index, nodes = lowest_shared_matrix(topo, pus)
-    return np.array([node.type for node in nodes], dtype=object)[index].tolist()
 
 
 def wrapped(pus: list[int], threads: int) -> list[int]:
@@ -94,7 +89,7 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
     if chosen.place is None:
         return placement  # os
     pus = wrapped(chosen.place(topo, placed, matrix, sockets, seed, memo), threads)
-    return dataclasses.replace(placement, pus=pus, shared_level=shared_levels(topo, pus),
+    return dataclasses.replace(placement, pus=pus,
                                J=None if matrix is None else objective(topo, matrix, pus),
                                seed=seed if chosen.needs_matrix else None)
 
