@@ -192,9 +192,9 @@ def test_edits_rebuild_and_remeasure_what_they_change(work):
 def test_a_campaign_finished_with_placement_files_of_format_2_has_nothing_to_do(work):
     """Placement files of format 2 (with the thread pairs' shared levels, as pinbench wrote
     them before format 3) are read through the migration, never rewritten: Snakemake re-runs
-    a job whose input is newer than its output, or whose rule's code, parameters or inputs
-    changed (none did), so the finished campaign plans nothing, and a report made again
-    reads them as they are."""
+    a job whose input is newer than its output, or whose inputs or parameters changed (the
+    profile's rerun triggers; none did), so the finished campaign plans nothing, and a
+    report made again reads them as they are."""
     results = work / "results" / "changes"
     topo = parse_xml((results / "here" / "topology.xml").read_text())
     files = sorted(results.glob("here/placements/*/t*/*.json"))

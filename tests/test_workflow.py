@@ -187,6 +187,8 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     assert "Thread → PU: 0 24 48 72 6 30 54 78" in (results / "report" / "index.html").read_text()
     assert not list(results.glob("*/runs")) and not list(results.glob("*/journal"))
     assert [p.name for p in results.glob("*/bin/*")] == ["pairs.traced"] * 3  # traced builds only
+    placing = sorted(p.name for p in (results / "timings" / "place").rglob("*.tsv"))
+    assert placing == ["ccnuma96.tsv", "core2.tsv", "nehalem.tsv"]  # one job per planned machine
     core2 = (results / "core2" / "plan.txt").read_text()
     assert "pairs, 4 threads:" in core2 and "compact: 0 4 2 6 (J " in core2
     ccnuma = (results / "ccnuma96" / "plan.txt").read_text()

@@ -116,10 +116,12 @@ def ranked(topo: Topology, placements: list[Placement]) -> list[tuple[Placement,
     return sorted(scored, key=lambda item: (item[1], item[0].J))
 
 
-def write_placements(topology: str, threads: int, names: list[str], outputs: list[Path],
-                     seed: int = 0, repetitions: int = 1, log: Path | None = None,
+def write_placements(topology: str | Topology, threads: int, names: list[str],
+                     outputs: list[Path], seed: int = 0, repetitions: int = 1, log: Path | None = None,
                      matrix: Path | None = None, oversubscribe: bool = False) -> list[Placement]:
     """Compute each named strategy's placement and write it to the matching path of ``outputs``.
+
+    ``topology``: a topology spec (:func:`pinbench.topology.load`), or one already loaded.
 
     ``log``, when given, receives one :meth:`~pinbench.results.placements.Placement.line`
     per strategy. ``matrix``, when given, is the affinity matrix file
@@ -127,7 +129,7 @@ def write_placements(topology: str, threads: int, names: list[str], outputs: lis
     every placement gets its J. ``oversubscribe``: as :func:`make_placement`'s. The strategies
     share their common steps (one :class:`~pinbench.place.study.Memo`).
     """
-    topo = load(topology)
+    topo = load(topology) if isinstance(topology, str) else topology
     weights = None if matrix is None else read_matrix(matrix)
     memo = Memo()
     placements = [make_placement(topo, name, threads, seed, repetitions, weights,
