@@ -204,6 +204,30 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     assert (results / "nehalem" / "affinity" / "pairs" / "t8.json").exists()
 
 
+@pytest.mark.slow
+def test_plan_lists_measured_and_planned_machines_placements_measuring_nothing(tmp_path):
+    """`pinbench plan`: a measured machine's placements cell by cell, then its plan; a planned
+    machine's in one job with its plan; nothing built or measured."""
+    work = write_campaign(tmp_path, strategies=["os", "compact"], threads=[1, 2],
+                          tracing={"when": "never"}, explain=None)
+    plan = subprocess.run([sys.executable, "-m", "pinbench", "plan", str(work / "campaign.yaml"),
+                           "--directory", str(work)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    results = work / "results" / "tiny"
+    for machine in ("here", "nehalem"):
+        lines = (results / machine / "plan.txt").read_text().splitlines()
+        assert lines[::3] == [f"{bench}, {n} threads:" for bench in ("crash", "spin")
+                              for n in (1, 2)]
+        assert lines[1::3] == ["          os: not bound (the OS decides)"] * 4
+        assert lines[2].startswith("     compact: ") and len(lines) == 12
+    placing = sorted(p.relative_to(results / "timings" / "place").as_posix()
+                     for p in (results / "timings" / "place").rglob("*.tsv"))
+    assert placing == ["here/crash/t1.tsv", "here/crash/t2.tsv", "here/spin/t1.tsv",
+                       "here/spin/t2.tsv", "nehalem.tsv"]
+    assert not list(results.glob("*/bin")) and not list(results.glob("*/runs"))
+
+
 def test_remeasure_sets_the_job_aside_and_measures_it_again(tmp_path):
     """`pinbench remeasure` keeps the old journal (renamed, with why), the
     next call measures that job only, the end of the campaign and the report list it; a call
