@@ -35,6 +35,13 @@ from functools import cached_property
 from pathlib import Path
 
 LSTOPO = "lstopo-no-graphics"
+#: The most PUs a topology may have: planning a campaign reads its machines on every call
+#: (``-n`` too), which takes 4 s at 8,192 PUs, 53 s at 32,768 and grows faster than the PUs
+#: (230 s and 5 GB at 100,000). ``PINBENCH_MAX_PUS`` sets another limit.
+MAX_PUS = 8192
+#: The largest topology XML file read, in bytes per PU of the limit (64 MiB for 8,192 PUs):
+#: hwloc writes 700 bytes per PU at 8,192 PUs, more on wider machines (longer cpusets).
+XML_BYTES_PER_PU = 8192
 #: hwloc object types that are not part of the processing-unit tree.
 NON_CPU_TYPES = frozenset(
     {"NUMANode", "MemCache", "Bridge", "PCIDev", "OSDev", "Misc"}
@@ -112,6 +119,25 @@ def _restricted(node: Node, allowed: frozenset[int], parent: Node | None) -> Nod
     return copy if copy.children else None
 
 
+@dataclass(frozen=True)
+class CpuKind:
+    """One kind of CPU of a hybrid machine (hwloc's ``cpukind``): a name and its PUs."""
+
+    name: str  #: hwloc's ``CoreType`` (``IntelCore``, ``IntelAtom``), else its frequency or rank
+    pus: frozenset[int]
+
+
+def _kinds(root_el: ET.Element) -> tuple[CpuKind, ...]:
+    """The ``cpukind`` elements of an hwloc 2 XML, in hwloc's order (least efficient first)."""
+    kinds = []
+    for rank, element in enumerate(root_el.findall("cpukind")):
+        info = {i.get("name"): i.get("value") for i in element.findall("info")}
+        name = info.get("CoreType") or (f"{info['FrequencyMaxMHz']} MHz"
+                                        if "FrequencyMaxMHz" in info else f"kind {rank}")
+        kinds.append(CpuKind(name, parse_cpuset(element.get("cpuset", ""))))
+    return tuple(kinds)
+
+
 class Topology:
     """The CPU tree of one machine and the PUs a process may use on it.
 
@@ -119,13 +145,17 @@ class Topology:
     restricted to the placeable PUs (objects without a placeable PU below
     them left out), the tree every strategy, the labelling and the objective
     work on. On an unrestricted machine both hold the same objects.
+
+    ``kinds``: the CPU kinds of a hybrid machine, least efficient first, as hwloc ranks them
+    (none, or one, on other machines).
     """
 
     def __init__(self, whole: Node, allowed: frozenset[int] | None = None,
-                 source: str = "", xml: str = ""):
+                 source: str = "", xml: str = "", kinds: tuple[CpuKind, ...] = ()):
         self.whole = whole
         self.source = source
         self.xml = xml
+        self.kinds = kinds
         name = source or "topology"
         leaves = _pus(whole)
         if not leaves:
@@ -144,6 +174,7 @@ class Topology:
         self._leaves = _pus(root)
         self._by_index = {pu.os_index: pu for pu in self._leaves}
         self._sub_ids: dict[int, tuple[int, ...]] = {}  # filled by the first sub_ids call
+        self._on_kind: dict[frozenset[int], Topology] = {}  # on_best_kind's, made once
 
     @property
     def pus(self) -> list[int]:
@@ -194,6 +225,45 @@ class Topology:
                 return node
         raise TopologyError(f"PUs {a} and {b} share no ancestor")
 
+    @property
+    def hybrid(self) -> bool:
+        """Whether the machine has more than one kind of CPU with placeable PUs."""
+        return sum(1 for kind in self.kinds if kind.pus & self.allowed) > 1
+
+    def kind_of(self, pu: int) -> str:
+        """The name of the PU's CPU kind ("" on a machine of one kind)."""
+        return next((kind.name for kind in self.kinds if pu in kind.pus), "")
+
+    def off_best_kind(self, pus: list[int]) -> int:
+        """How many of ``pus`` are not on the most efficient kind (0 on a machine of one kind)."""
+        if not self.hybrid:
+            return 0
+        best = self.kinds[-1].pus
+        return sum(1 for pu in pus if pu not in best)
+
+    def on_best_kind(self, threads: int) -> Topology:
+        """This machine restricted to its most efficient kind when ``threads`` fit on its
+        placeable PUs there (so a strategy fills P-cores, hardware threads included, before an
+        E-core); itself otherwise, and on a machine of one kind."""
+        if not self.hybrid:
+            return self
+        best = self.allowed & self.kinds[-1].pus
+        if threads > len(best):
+            return self
+        if best not in self._on_kind:
+            self._on_kind[best] = Topology(self.whole, best, self.source, self.xml, self.kinds)
+        return self._on_kind[best]
+
+    def kinds_line(self) -> str:
+        """The kinds and their placeable PUs, most efficient first ("" on a machine of one
+        kind): ``CPU kinds: IntelCore 12 PUs (most efficient), IntelAtom 8 PUs``."""
+        if not self.hybrid:
+            return ""
+        parts = [f"{kind.name} {len(kind.pus & self.allowed)} PUs"
+                 + (" (most efficient)" if rank == 0 else "")
+                 for rank, kind in enumerate(reversed(self.kinds)) if kind.pus & self.allowed]
+        return "CPU kinds: " + ", ".join(parts)
+
     @cached_property
     def level_names(self) -> list[str]:
         """Object types from the root down along the first placeable PU's branch."""
@@ -220,7 +290,8 @@ class Topology:
             seen[name] = seen.get(name, -1) + 1
             if name != "Machine":
                 levels.append(f"{name}:{counts[name, seen[name]]}")
-        return f"{' '.join(levels)}; {len(self.placeable)} of {len(self.pus)} PUs placeable"
+        kinds = f"; {self.kinds_line()}" if self.hybrid else ""
+        return f"{' '.join(levels)}; {len(self.placeable)} of {len(self.pus)} PUs placeable{kinds}"
 
 
 def parse_xml(text: str, source: str = "", restrict_to: frozenset[int] | None = None) -> Topology:
@@ -246,7 +317,7 @@ def parse_xml(text: str, source: str = "", restrict_to: frozenset[int] | None = 
     allowed_set = parse_cpuset(allowed) if allowed else None
     if restrict_to is not None:
         allowed_set = restrict_to if allowed_set is None else allowed_set & restrict_to
-    return Topology(_build(machine, None), allowed_set, source, text)
+    return Topology(_build(machine, None), allowed_set, source, text, _kinds(root_el))
 
 
 def _hwloc_version() -> str:
@@ -286,6 +357,42 @@ def is_synthetic(spec: str) -> bool:
     return ":" in spec and not spec.endswith(".xml")
 
 
+def max_pus() -> int:
+    """The most PUs a topology may have (:data:`MAX_PUS`, or ``PINBENCH_MAX_PUS``)."""
+    value = os.environ.get("PINBENCH_MAX_PUS", str(MAX_PUS))
+    if not value.isdigit() or int(value) < 1:
+        raise TopologyError(f"PINBENCH_MAX_PUS={value!r} is not a positive whole number")
+    return int(value)
+
+
+def _too_large(subject: str, size: str, limit: str) -> TopologyError:
+    """The one line refusing a topology of ``size`` (its PUs or its bytes) over ``limit``."""
+    return TopologyError(f"{subject} has {size}, more than pinbench reads ({limit}; "
+                         "PINBENCH_MAX_PUS sets another limit)")
+
+
+def _check_pus(subject: str, pus: int) -> None:
+    """TopologyError when a topology of ``pus`` PUs exceeds :func:`max_pus`."""
+    if pus > max_pus():
+        raise _too_large(subject, f"{pus:,} PUs", f"{max_pus():,} PUs")
+
+
+def synthetic_pus(spec: str) -> int:
+    """The PUs of an hwloc synthetic description: the product of its levels' arities (its
+    memory children ``[...]`` and attributes ``(...)`` left out), without loading it.
+
+    >>> synthetic_pus("Package:2 [NUMANode] Core:4(indexes=0:4) PU:2"), synthetic_pus("pu:1")
+    (16, 1)
+    """
+    levels = re.sub(r"\[[^\]]*\]|\([^)]*\)", " ", spec).split()
+    pus = 1
+    for level in levels:
+        arity = level.rpartition(":")[2]
+        if arity.isdigit():
+            pus *= int(arity)
+    return pus
+
+
 def _check_text_file(path: str) -> None:
     """TopologyError unless ``path`` is a readable file whose start is text (UTF-8, no NUL byte).
 
@@ -315,15 +422,29 @@ def topology_xml(spec: str) -> str:
 
     Files and synthetic strings are loaded by hwloc with their disallowed PUs
     (``--disallowed``): the XML keeps the whole machine and marks what is
-    allowed in the root's ``allowed_cpuset``.
+    allowed in the root's ``allowed_cpuset``. A topology of more than :func:`max_pus`
+    PUs is refused in one line, before hwloc loads it where its size can be known first
+    (a synthetic string's arities, a file's bytes and PU objects).
     """
+    limit = max_pus()  # a bad PINBENCH_MAX_PUS is said before anything is read
     if spec == "auto":
-        return _lstopo(["--restrict", "binding"], "this machine")
-    if is_synthetic(spec):
-        return _lstopo(["--if", "synthetic", "--input", spec, "--disallowed"],
-                       f"synthetic topology {spec!r}")
-    _check_text_file(spec)
-    return _lstopo(["--if", "xml", "--input", spec, "--disallowed"], f"topology file {spec}", spec)
+        subject, args = "this machine", ["--restrict", "binding"]
+    elif is_synthetic(spec):
+        subject = f"synthetic topology {spec!r}"
+        _check_pus(subject, synthetic_pus(spec))
+        args = ["--if", "synthetic", "--input", spec, "--disallowed"]
+    else:
+        subject = f"topology file {spec}"
+        _check_text_file(spec)
+        size = os.path.getsize(spec)
+        if size > limit * XML_BYTES_PER_PU:
+            raise _too_large(subject, f"{size:,} bytes",
+                             f"{limit * XML_BYTES_PER_PU:,} bytes for {limit:,} PUs")
+        _check_pus(subject, Path(spec).read_bytes().count(b'type="PU"'))
+        args = ["--if", "xml", "--input", spec, "--disallowed"]
+    xml = _lstopo(args, subject, "" if spec == "auto" or is_synthetic(spec) else spec)
+    _check_pus(subject, xml.count('type="PU"'))
+    return xml
 
 
 def load(spec: str) -> Topology:

@@ -129,6 +129,7 @@ def test_planted_work_inflation_is_recovered(tmp_path):
     assert inflated["I_P"] <= 0.1 and plain["I_P"] <= 0.1  # nobody waits: it is work
 
 
+@pytest.mark.slow
 def test_false_sharing_in_array_shows_as_work_inflation(tmp_path):
     """The array microbenchmark with G = 8 at 2 threads: thread 1 steals the first half of the
     items, so every 64-byte line is written by both threads in every pass (false sharing);
@@ -158,6 +159,7 @@ def test_explain_config_defaults_and_refusals(tmp_path):
         load_campaign(json.loads(json.dumps(base)) | {"benchmarks": {"b": bench}}, ROOT)
 
 
+@pytest.mark.slow
 def test_campaign_with_explained_runs(tmp_path):
     plain = tmp_path / "plain.c"
     plain.write_text('#include <stdio.h>\nint main(void){puts("validation: OK");return 0;}\n')

@@ -51,6 +51,7 @@ def measured(tmp_path_factory):
     return work, plan, run
 
 
+@pytest.mark.slow
 def test_the_plan_shows_the_expanded_build_and_run_commands(measured):
     _, plan, _ = measured
     assert plan.returncode == 0, plan.stderr
@@ -62,6 +63,7 @@ def test_the_plan_shows_the_expanded_build_and_run_commands(measured):
     assert f"measure xslookup-large with {threads} threads: /" in plan.stdout
 
 
+@pytest.mark.slow
 def test_real_programs_are_measured_as_their_authors_ship_them(measured):
     work, _, run = measured
     results = work / "results" / "real-programs"
@@ -98,6 +100,7 @@ def test_real_programs_are_measured_as_their_authors_ship_them(measured):
     assert "Traceback" not in run.stderr
 
 
+@pytest.mark.slow
 def test_a_second_call_rebuilds_and_retraces_nothing(measured):
     work, _, _ = measured
     again = run_campaign(work, "-n")
@@ -105,6 +108,7 @@ def test_a_second_call_rebuilds_and_retraces_nothing(measured):
         again.stdout[-3000:]
 
 
+@pytest.mark.slow
 def test_a_rebuild_or_retrace_that_changes_nothing_keeps_every_measurement(measured):
     work, _, _ = measured
     results = work / "results" / "real-programs"

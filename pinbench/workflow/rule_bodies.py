@@ -64,7 +64,8 @@ def place(inputs, wildcards, params, outputs, log: str) -> None:
     matrix = Path(inputs.matrix) if hasattr(inputs, "matrix") else None
     write_placements(inputs.topology, int(wildcards.n), params.strategies,
                      [Path(path) for path in outputs], params.seed, params.repetitions,
-                     Path(log), matrix, params.oversubscribe)
+                     Path(log), matrix, params.oversubscribe,
+                     campaign.own_placements(params.placements))
 
 
 def place_planned(topology: str, machine: str, params, layout: Layout, plan: str) -> None:
@@ -73,14 +74,14 @@ def place_planned(topology: str, machine: str, params, layout: Layout, plan: str
     ``params.traced``: whether each cell has an affinity matrix), then its plan."""
     from pinbench.place.record import write_placements  # NumPy, and the graph strategies'
 
-    topo = load(topology)
+    topo, own = load(topology), campaign.own_placements(params.placements)
     files = []
     for bench, threads, seed in params.cells:
         outputs = [Path(layout.placement(machine, bench, threads, strategy))
                    for strategy in params.strategies]
         matrix = Path(layout.matrix(machine, bench, threads)) if params.traced else None
         write_placements(topo, threads, params.strategies, outputs, seed, params.repetitions,
-                         None, matrix, params.oversubscribe)
+                         None, matrix, params.oversubscribe, own)
         files += outputs
     write_plan(files, plan)
 

@@ -13,6 +13,7 @@ rule placement:
         repetitions=config["repetitions"],
         strategies=STRATEGIES,
         oversubscribe=config["oversubscribe"],
+        placements=config["placements"],
     log:
         LAYOUT.log("{machine}", "placement", "{bench}", "{n}"),
     benchmark:
@@ -52,6 +53,7 @@ rule place_planned:
         repetitions=config["repetitions"],
         strategies=STRATEGIES,
         oversubscribe=config["oversubscribe"],
+        placements=config["placements"],
         traced=TRACING,
     log:
         LAYOUT.log("{machine}", "placement"),
