@@ -16,7 +16,8 @@ from conftest import DATA
 
 from pinbench.measure.job import Job
 from pinbench.measure.journal import described, what_changed
-from pinbench.results.placements import Placement
+from pinbench.results.placements import Placement, read_placement, shared_levels
+from pinbench.topology import parse_xml
 from pinbench.workflow import campaign as campaigns, jobsettings
 
 CAMPAIGN = {
@@ -186,6 +187,32 @@ def test_edits_rebuild_and_remeasure_what_they_change(work):
     assert run.returncode == 0, run.stderr[-3000:]
     assert set_aside(results) == {"journal/spin/t2.jsonl": "command (validate) changed",
                                   "explained/spin/t2.journal.jsonl": "command (validate) changed"}
+    assert planned(work) == set()
+
+
+@pytest.mark.slow
+def test_a_campaign_finished_with_placement_files_of_format_2_has_nothing_to_do(work):
+    """Placement files of format 2 (with the thread pairs' shared levels, as pinbench wrote
+    them before format 3) are read through the migration, never rewritten: Snakemake re-runs
+    a job whose input is newer than its output, or whose inputs or parameters changed (the
+    profile's rerun triggers; none did), so the finished campaign plans nothing, and a
+    report made again reads them as they are."""
+    results = work / "results" / "changes"
+    topo = parse_xml((results / "here" / "topology.xml").read_text())
+    files = sorted(results.glob("here/placements/*/t*/*.json"))
+    for path in files:
+        placement, written = read_placement(path), path.stat()
+        levels = {} if placement.pus is None else {
+            "shared_level": shared_levels(topo, placement.pus)}
+        path.write_text(json.dumps({"format": 2, **placement.to_json(), **levels}, indent=1))
+        os.utime(path, ns=(written.st_atime_ns, written.st_mtime_ns))
+    before = {path: path.read_text() for path in [*files, *results.glob("here/journal/*/*")]}
+    assert len(files) == 4 and planned(work) == set()
+    run = pinbench(work, "--forcerun", "report")
+    assert run.returncode == 0, run.stderr[-3000:]
+    jobs = re.findall(r"^(?:localrule|rule) (\w+):$", run.stdout + run.stderr, re.M)
+    assert jobs == ["report", "all"], jobs
+    assert {path: path.read_text() for path in before} == before
     assert planned(work) == set()
 
 

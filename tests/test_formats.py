@@ -46,15 +46,21 @@ def job_of_version_1(project: Path) -> Job:
     return Job.of(settings, map(read_placement, sorted((V1 / "placements").glob("*.json"))))
 
 
-def test_placement_files_of_version_1_read_and_are_written_again_as_they_were(tmp_path):
+def test_placement_files_of_versions_1_and_2_read_and_are_written_without_pair_levels(tmp_path):
+    """Version 3 leaves out the thread pairs' lowest shared objects (derived from the topology
+    when needed); a file of version 2 is one of version 1 with its version."""
     for path in sorted((V1 / "placements").glob("*.json")):
         old = json.loads(path.read_text())
         assert "format" not in old
         placement = read_placement(path)
         assert placement.strategy == path.stem
-        assert list(placement.to_json().items()) == list(old.items())  # keys in their order
+        kept = {name: value for name, value in old.items() if name != "shared_level"}
+        assert ("shared_level" in old) == (old["pus"] is not None)
+        assert list(placement.to_json().items()) == list(kept.items())  # keys in their order
+        (tmp_path / "v2.json").write_text(json.dumps({"format": 2, **old}, indent=1))
+        assert read_placement(tmp_path / "v2.json") == placement
         write_placement(placement, tmp_path / path.name)
-        written = {"format": formats.CURRENT["placement"], **old}
+        written = {"format": formats.CURRENT["placement"], **kept}
         assert (tmp_path / path.name).read_text() == json.dumps(written, indent=1) + "\n"
     random = read_placement(V1 / "placements" / "random.json")
     draws = json.loads((V1 / "placements" / "random.json").read_text())["pus_by_repetition"]

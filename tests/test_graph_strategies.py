@@ -12,6 +12,7 @@ from pinbench.place import cli as place_cli
 from pinbench.place import registry
 from pinbench.place.domains import PlacementError, slots, socket_slots
 from pinbench.place.record import make_placement
+from pinbench.results.placements import shared_levels
 from pinbench.topology import load
 
 GRAPH = list(registry.GRAPH)
@@ -188,7 +189,8 @@ def test_pairs_share_a_two_core_cache(machines, name, strategy):
     matrix = symmetric(np.random.default_rng(2), n)
     record = make_placement(topo, strategy, n, matrix=matrix)
     pairs, _ = thread_pairs(matrix)
-    assert {record.shared_level[a][b] for a, b in pairs} == {"L2Cache"}
+    level = shared_levels(topo, record.pus)
+    assert {level[a][b] for a, b in pairs} == {"L2Cache"}
 
 
 def test_lp_compact_fills_sockets_and_lp_scatter_spreads_pairs(machines):

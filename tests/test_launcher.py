@@ -20,6 +20,7 @@ from pinbench.measure.spawn import base_environment, run_once
 from pinbench.measure.system import shortest_share_s
 from pinbench.results import formats
 from pinbench.results.placements import Placement
+from pinbench.topology import topology_xml
 
 TWO_PUS = sorted(os.sched_getaffinity(0))[:2]
 
@@ -171,9 +172,9 @@ def test_journal_resumes_drops_torn_lines_and_sets_aside_other_measurements(tmp_
 
 
 @pytest.mark.parametrize("threads, pus, legacy, fingerprint", [
-    (2, [1, 0], "38cc4c5d053b42073196acc0af9ed4ee8f49fb4e95270522dd1173c54278d5e7",
+    (2, [1, 0], "a744400e718640f552e079fb2bd9a56b698872a97bcd95905c0c2cd2b67b7e37",
      "8f30d73f84087c365d571506c0c17b60afe94150c43bd8033ec04ff657ad2897"),
-    (1, [1], "f999b033b954bc40a8491d560118ef8b67a26e5cd4ce773c904fddcb7fb96174",
+    (1, [1], "a2313cafa7082c153cbaa64b96a729b35b2111fdf242ab5f91c7b1081b41eaae",
      "e9b4c08c4d340e3d66b6a7cbdbc9cfe98b9b22d2fe259cbfd0c7629a8446f0d0"),
 ])
 def test_fingerprints_of_journals_already_written_do_not_drift(tmp_path, monkeypatch, threads,
@@ -181,22 +182,27 @@ def test_fingerprints_of_journals_already_written_do_not_drift(tmp_path, monkeyp
     """A resumed job reuses journaled runs only while its hash is one they were written with:
     today's, or (journals of earlier pinbench, same measurement) the legacy one, which the
     workflow's absolute binary path does not change; today's does not hold the placement's J.
-    (The legacy hashes are those the release before versions computed for these placements.)"""
+    (The legacy hashes are those the release before versions computed for these placements,
+    whose files held the thread pairs' shared levels: derived now from their topology file.)"""
     monkeypatch.chdir(tmp_path)
     Path("prog").write_text("not a real program\n")
-    spec = job(Path("prog"), {"compact": fixed(pus)}, threads=threads, env={"A": "1"})
+    Path("topology.xml").write_text(topology_xml("Package:1 Core:2 PU:1"))
+    placed = dataclasses.replace(fixed(pus), topology="topology.xml")
+    spec = job(Path("prog"), {"compact": placed}, threads=threads, env={"A": "1"})
     assert spec.fingerprint() == fingerprint and formats.legacy_fingerprint(spec) == legacy
-    moved = job(Path("prog").resolve(), {"compact": fixed(pus)}, threads=threads, env={"A": "1"})
+    moved = job(Path("prog").resolve(), {"compact": placed}, threads=threads, env={"A": "1"})
     assert moved.fingerprint() == fingerprint
     old = {"fingerprint": legacy, "created": 1.0}  # a version 1 header, before the parts
     assert formats.read("journal", old, "j", job=moved) == {"fingerprint": fingerprint,
                                                              "created": 1.0}
-    retraced = job(Path("prog").resolve(), {"compact": dataclasses.replace(fixed(pus), J=3.5)},
+    retraced = job(Path("prog").resolve(), {"compact": dataclasses.replace(placed, J=3.5)},
                    threads=threads, env={"A": "1"})
     assert retraced.fingerprint() == fingerprint
-    statuses = job(Path("prog"), {"compact": fixed(pus)}, threads=threads, env={"A": "1"},
+    statuses = job(Path("prog"), {"compact": placed}, threads=threads, env={"A": "1"},
                    exit_status=[0, 1])
     assert formats.read("journal", old, "j", job=statuses) == old  # legacy knew no statuses
+    Path("topology.xml").unlink()  # its pairs' levels unknown: another hash, set aside
+    assert formats.read("journal", old, "j", job=moved) == old
 
 
 def test_a_changed_measurement_says_what_changed(tmp_path, monkeypatch):

@@ -2,6 +2,7 @@
 -> measure, plan, report) and a measurement job's settings (workflow -> JSON -> the measuring
 process), each read back as it was made."""
 import dataclasses
+import itertools
 import json
 
 import numpy as np
@@ -10,9 +11,11 @@ from conftest import DATA, ROOT, preset
 
 from pinbench.measure.job import Job
 from pinbench.measure.settings import Explain, JobSettings
-from pinbench.place.record import make_placement
+from pinbench.graph.matrix import write_matrix
+from pinbench.place.record import make_placement, write_placements
 from pinbench.place.registry import NAMES
-from pinbench.results.placements import Placement, read_placement, write_placement
+from pinbench.results.placements import (Placement, read_placement, shared_levels,
+                                         write_placement)
 from pinbench.topology import load
 from pinbench.workflow import jobsettings
 from pinbench.workflow.campaign import load_campaign
@@ -42,6 +45,35 @@ def test_every_strategy_s_placement_reads_back_from_its_file(tmp_path, oversubsc
         assert (pus is None) == (name == "os")
     with pytest.raises(TypeError):
         Placement.from_json(made.to_json() | {"objective": 1.0})  # not a field of the files
+
+
+@pytest.mark.parametrize("name", ["core2", "ccnuma96"])
+def test_the_pairs_shared_levels_are_the_topology_s(name):
+    """Derived, not stored: for each pair of threads (two on one PU too, as an oversubscribed
+    placement has them), the type of the lowest object holding both PUs."""
+    topo = load(preset(name))
+    pus = [int(pu) for pu in np.random.default_rng(3).permutation(topo.placeable)[:20]]
+    pus += pus[:3]
+    levels = shared_levels(topo, pus)
+    for a, b in itertools.product(range(len(pus)), repeat=2):
+        assert levels[a][b] == topo.lowest_shared(pus[a], pus[b]).type
+
+
+@pytest.mark.slow
+def test_a_cell_of_2048_threads_writes_under_10_mb(tmp_path):
+    """Issue 29: a placement cell of 2,048 threads (six strategies, 30 repetitions) wrote
+    236 MB in 10 s when the files stored the pairs' shared levels; PU lists are 0.7 MB."""
+    threads = 2048
+    ring = np.arange(threads)
+    neighbours = np.zeros((threads, threads))
+    neighbours[ring, (ring + 1) % threads] = 10.0
+    write_matrix(neighbours + neighbours.T, tmp_path / "m.csv")
+    names = ["os", "random", "compact", "scatter", "lp-compact", "lp-scatter"]
+    outputs = [tmp_path / "cell" / f"{name}.json" for name in names]
+    made = write_placements("Package:4 Core:256 PU:2", threads, names, outputs, seed=1,
+                            repetitions=30, matrix=tmp_path / "m.csv")
+    assert sum(path.stat().st_size for path in outputs) < 10_000_000
+    assert [read_placement(path) for path in outputs] == made
 
 
 def test_a_job_s_settings_are_one_text_for_the_measuring_process(tmp_path):

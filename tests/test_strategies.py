@@ -9,7 +9,7 @@ from pinbench.place import cli as place_cli
 from pinbench.place import independent
 from pinbench.place.domains import PlacementError
 from pinbench.place.record import make_placement
-from pinbench.results.placements import Placement
+from pinbench.results.placements import Placement, shared_levels
 from pinbench.topology import load, parse_xml, topology_xml
 
 NEHALEM_CONSECUTIVE = ("Package:2 [NUMANode(memory=12GiB)] L3Cache:1(size=8MiB) "
@@ -73,8 +73,8 @@ def test_consecutive_numbering_gives_the_same_tree_positions(machines):
 
 def test_shared_levels_of_compact_and_scatter(machines):
     core2 = machines["core2"]
-    compact = make_placement(core2, "compact", 8).shared_level
-    scatter = make_placement(core2, "scatter", 8).shared_level
+    compact = shared_levels(core2, make_placement(core2, "compact", 8).pus)
+    scatter = shared_levels(core2, make_placement(core2, "scatter", 8).pus)
     assert (compact[0][1], compact[0][2], compact[0][4], compact[0][0]) == (
         "L2Cache", "Package", "Machine", "PU")
     assert (scatter[0][1], scatter[0][2], scatter[0][4]) == ("Machine", "Package", "L2Cache")

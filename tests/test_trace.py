@@ -48,6 +48,7 @@ from pinbench import native
 from pinbench.graph.matrix import read_matrix
 from pinbench.place import registry
 from pinbench.place.record import make_placement
+from pinbench.results.placements import shared_levels
 from pinbench.results.formats import CURRENT
 from pinbench.topology import load
 from pinbench.trace import build as tb
@@ -402,7 +403,7 @@ def test_graph_strategies_place_the_recovered_neighbours_together(serial_init):
     matrix = serial_init("tsan", "gcc", DEFAULT_WEIGHT)[0]
     for strategy in registry.GRAPH:
         record = make_placement(topo, strategy, n, matrix=matrix)
-        level = record.shared_level
+        level = shared_levels(topo, record.pus)
         assert all(level[i][i + 1] == "L2Cache" for i in range(0, n, 2)), (strategy, level)
         if strategy != "lp-scatter":
             assert level[1][2] == level[5][6] == "Package", (strategy, level)

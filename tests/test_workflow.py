@@ -191,6 +191,8 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     assert "Thread → PU: 0 24 48 72 6 30 54 78" in (results / "report" / "index.html").read_text()
     assert not list(results.glob("*/runs")) and not list(results.glob("*/journal"))
     assert [p.name for p in results.glob("*/bin/*")] == ["pairs.traced"] * 3  # traced builds only
+    placing = sorted(p.name for p in (results / "timings" / "place").rglob("*.tsv"))
+    assert placing == ["ccnuma96.tsv", "core2.tsv", "nehalem.tsv"]  # one job per planned machine
     core2 = (results / "core2" / "plan.txt").read_text()
     assert "pairs, 4 threads:" in core2 and "compact: 0 4 2 6 (J " in core2
     ccnuma = (results / "ccnuma96" / "plan.txt").read_text()
@@ -204,6 +206,30 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     assert jays["hierarchical"] <= min(j for s, j in jays.items() if s not in ("os", "random"))
     assert jays["hierarchical"] < jays["compact"]  # pairs are threads i and i+4: compact splits them
     assert (results / "nehalem" / "affinity" / "pairs" / "t8.json").exists()
+
+
+@pytest.mark.slow
+def test_plan_lists_measured_and_planned_machines_placements_measuring_nothing(tmp_path):
+    """`pinbench plan`: a measured machine's placements cell by cell, then its plan; a planned
+    machine's in one job with its plan; nothing built or measured."""
+    work = write_campaign(tmp_path, strategies=["os", "compact"], threads=[1, 2],
+                          tracing={"when": "never"}, explain=None)
+    plan = subprocess.run([sys.executable, "-m", "pinbench", "plan", str(work / "campaign.yaml"),
+                           "--directory", str(work)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    results = work / "results" / "tiny"
+    for machine in ("here", "nehalem"):
+        lines = (results / machine / "plan.txt").read_text().splitlines()
+        assert lines[::3] == [f"{bench}, {n} threads:" for bench in ("crash", "spin")
+                              for n in (1, 2)]
+        assert lines[1::3] == ["          os: not bound (the OS decides)"] * 4
+        assert lines[2].startswith("     compact: ") and len(lines) == 12
+    placing = sorted(p.relative_to(results / "timings" / "place").as_posix()
+                     for p in (results / "timings" / "place").rglob("*.tsv"))
+    assert placing == ["here/crash/t1.tsv", "here/crash/t2.tsv", "here/spin/t1.tsv",
+                       "here/spin/t2.tsv", "nehalem.tsv"]
+    assert not list(results.glob("*/bin")) and not list(results.glob("*/runs"))
 
 
 @pytest.mark.slow

@@ -30,10 +30,10 @@ from pathlib import Path
 
 from pinbench.graph.matrix import MatrixError, read_matrix
 from pinbench.place.domains import PlacementError
-from pinbench.place.record import core_sharing, make_placement, ranked, shared_levels
+from pinbench.place.record import core_sharing, make_placement, ranked
 from pinbench.place.registry import NAMES, STRATEGIES, parse_strategy
 from pinbench.place.study import Memo
-from pinbench.results.placements import Placement, omp_places, write_placement
+from pinbench.results.placements import Placement, omp_places, shared_levels, write_placement
 from pinbench.topology import Topology, TopologyError, load
 
 SOCKET_VARIANTS = tuple(name for name, strategy in STRATEGIES.items() if strategy.takes_sockets)
@@ -67,8 +67,7 @@ def summary(topo: Topology, placement: Placement) -> dict:
     return {"strategy": placement.strategy, "pus": pus, "J": placement.J,
             "core_pairs": core_sharing(topo, placement),
             "omp_places": None if pus is None else omp_places(pus),
-            "shared_level": None if pus is None else
-            placement.shared_level or shared_levels(topo, pus)}
+            "shared_level": None if pus is None else shared_levels(topo, pus)}
 
 
 def _print_one(topo: Topology, placement: Placement, threads: int) -> None:

@@ -1,8 +1,9 @@
 """A strategy's placement for one (machine, benchmark, threads), and writing them all.
 
-A placement names, for every OpenMP thread i, the PU (OS index) it runs on,
-the ``OMP_PLACES`` string that pins it there, and for each pair of threads
-the lowest level of the tree they share. ``os`` has no list (the OS
+A placement names, for every OpenMP thread i, the PU (OS index) it runs on, and
+the ``OMP_PLACES`` string that pins it there (the lowest level of the tree each
+pair of threads shares follows from the topology:
+:func:`pinbench.results.placements.shared_levels`). ``os`` has no list (the OS
 decides); ``random`` has a fresh list per repetition, drawn from a recorded
 seed. Given the affinity matrix of the run, every placement also holds the
 objective J it reaches (:mod:`pinbench.graph.objective`), so strategies can
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from pinbench.graph.matrix import read_matrix
-from pinbench.graph.objective import core_pairs, lowest_shared_matrix, objective
+from pinbench.graph.objective import core_pairs, objective
 from pinbench.place import policies
 from pinbench.place.domains import PlacementError, check_fits
 from pinbench.place.registry import parse_strategy
@@ -26,12 +27,6 @@ from pinbench.place.user import UserPlacement
 from pinbench.results.placements import Placement, write_placement
 from pinbench.seeding import derive_seed
 from pinbench.topology import Topology, load
-
-
-def shared_levels(topo: Topology, pus: list[int]) -> list[list[str]]:
-    """``m[i][j]``: type of the lowest tree object holding the PUs of threads i and j."""
-    index, nodes = lowest_shared_matrix(topo, pus)
-    return np.array([node.type for node in nodes], dtype=object)[index].tolist()
 
 
 def wrapped(pus: list[int], threads: int) -> list[int]:
@@ -106,7 +101,7 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
         placement = dataclasses.replace(placement, policy=policies.environment(strategy),
                                         places_by_runtime=policies.predict(topo, strategy,
                                                                            threads))
-    return dataclasses.replace(placement, pus=pus, shared_level=shared_levels(topo, pus),
+    return dataclasses.replace(placement, pus=pus,
                                J=None if matrix is None else objective(topo, matrix, pus),
                                seed=seed if chosen.needs_matrix else None)
 
@@ -139,11 +134,14 @@ def ranked(topo: Topology, placements: list[Placement]) -> list[tuple[Placement,
     return sorted(scored, key=lambda item: (off_kind(item[0]), item[1], item[0].J))
 
 
-def write_placements(topology: str, threads: int, names: list[str], outputs: list[Path],
-                     seed: int = 0, repetitions: int = 1, log: Path | None = None,
-                     matrix: Path | None = None, oversubscribe: bool = False,
+def write_placements(topology: str | Topology, threads: int, names: list[str],
+                     outputs: list[Path], seed: int = 0, repetitions: int = 1,
+                     log: Path | None = None, matrix: Path | None = None,
+                     oversubscribe: bool = False,
                      placements: dict[str, UserPlacement] | None = None) -> list[Placement]:
     """Compute each named strategy's placement and write it to the matching path of ``outputs``.
+
+    ``topology``: a topology spec (:func:`pinbench.topology.load`), or one already loaded.
 
     ``log``, when given, receives one :meth:`~pinbench.results.placements.Placement.line`
     per strategy. ``matrix``, when given, is the affinity matrix file
@@ -152,7 +150,7 @@ def write_placements(topology: str, threads: int, names: list[str], outputs: lis
     The strategies
     share their common steps (one :class:`~pinbench.place.study.Memo`).
     """
-    topo = load(topology)
+    topo = load(topology) if isinstance(topology, str) else topology
     weights = None if matrix is None else read_matrix(matrix)
     memo = Memo()
     placements = [make_placement(topo, name, threads, seed, repetitions, weights,

@@ -32,9 +32,11 @@ read back as state but made again from the runs: the analyse rule takes the ``st
 version as a parameter, so Snakemake analyses again when it changes.
 
 Version 3 of ``stats`` is the analysis with report-wide decisions (:func:`migrate_stats_2`).
+Version 3 of ``placement`` no longer stores the lowest object each pair of threads shares
+(:func:`migrate_placement_2`): it is derived from the topology when needed; it also adds the
+runtime policies' ``policy`` and ``places_by_runtime``, which an older file never has.
 Version 3 of ``runs`` adds the column ``output_bytes`` (:func:`migrate_runs_2`), version 4
 the column ``counters`` (:func:`migrate_runs_3`).
-Version 3 of ``placement`` adds the runtime policies' fields (:func:`migrate_unchanged_2`).
 Version 2 adds the version: a version 1 file reads as it is, but for the placement files
 made before placements had an objective (:func:`migrate_placement_1`) and the journals,
 whose header is matched against the job that resumes them (:func:`migrate_journal_1`).
@@ -113,16 +115,18 @@ def migrate_unchanged_1(content: dict) -> dict:
     return content
 
 
-def migrate_unchanged_2(content: dict) -> dict:
-    """Version 2 to 3 of a placement file: version 3 adds the runtime policies' ``policy`` and
-    ``places_by_runtime``, which a version 2 file never has."""
-    return content
-
-
 def migrate_placement_1(content: dict) -> dict:
     """Version 1 to 2 of a placement file: the files written before placements had an
     objective have no ``J`` (None: unknown)."""
     return {"J": None} | content
+
+
+def migrate_placement_2(content: dict) -> dict:
+    """Version 2 to 3 of a placement file: the thread pairs' lowest shared objects
+    (``shared_level``, N x N) are left out; they follow from the topology
+    (:func:`pinbench.results.placements.shared_levels`). The file itself is not rewritten,
+    so the workflow does not see it changed."""
+    return {name: value for name, value in content.items() if name != "shared_level"}
 
 
 def migrate_journal_1(header: dict, job: Job | None = None, timing: str | None = None) -> dict:
@@ -172,7 +176,7 @@ def legacy_fingerprint(job: Job, merged: bool = True) -> str:
     as written before identical placements were merged."""
     binary = job.binary_path
     fields = {name: getattr(job, name) for name in LEGACY_FIELDS}
-    fields["placements"] = {strategy: placement.to_json()
+    fields["placements"] = {strategy: _legacy_record(placement)
                             for strategy, placement in job.placements.items()}
     fields["argv"] = [os.path.relpath(arg) if os.path.isabs(arg) and arg == binary else arg
                       for arg in job.argv]
@@ -182,6 +186,22 @@ def legacy_fingerprint(job: Job, merged: bool = True) -> str:
         fields["stopping"] = job.stopping
     blob = json.dumps([fields, job.binary_digest], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _legacy_record(placement) -> dict:
+    """A placement's record as the release before versions held it: with the thread pairs'
+    lowest shared objects when it has one list, derived from its topology (none when the
+    topology cannot be read: the hash is then another one, and the journal is set aside)."""
+    from pinbench.results.placements import shared_levels  # it imports this module
+    from pinbench.topology import TopologyError, load
+
+    record = placement.to_json()
+    if placement.pus is not None:
+        try:
+            record["shared_level"] = shared_levels(load(placement.topology), placement.pus)
+        except TopologyError:
+            pass
+    return record
 
 
 def _relocated(plan: dict, binary: str) -> dict:
@@ -222,7 +242,6 @@ def migrate_stats_2(content: dict) -> dict:
 #: Per kind, the migration from each older version to the next.
 MIGRATIONS: dict[str, dict[int, Callable[..., dict]]] = {
     kind: {1: migrate_unchanged_1} for kind in CURRENT
-} | {"placement": {1: migrate_placement_1, 2: migrate_unchanged_2},
-     "journal": {1: migrate_journal_1},
-     "stats": {1: migrate_unchanged_1, 2: migrate_stats_2},
+} | {"placement": {1: migrate_placement_1, 2: migrate_placement_2},
+     "journal": {1: migrate_journal_1}, "stats": {1: migrate_unchanged_1, 2: migrate_stats_2},
      "runs": {1: migrate_unchanged_1, 2: migrate_runs_2, 3: migrate_runs_3}}

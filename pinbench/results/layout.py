@@ -114,6 +114,10 @@ class Layout:
         """A trace kept by what was traced (``key``: binary, command, settings), to reuse."""
         return f"{self.root}/{machine}/affinity/{bench}/.cache/t{threads}-{key}.csv"
 
+    def placements(self, machine: str) -> str:
+        """The folder of every placement file of a machine."""
+        return f"{self.root}/{machine}/placements"
+
     def placement(self, machine: str, bench: str, threads, strategy: str) -> str:
         return f"{self.root}/{machine}/placements/{bench}/t{threads}/{strategy}.json"
 

@@ -9,8 +9,7 @@ the plan and the report as a :class:`Placement`. Its fields:
 - ``omp_places``: the ``OMP_PLACES`` value that pins thread i to ``pus[i]`` (made from
   ``pus``, written for readers of the file);
 - ``J``: the objective the placement reaches (None without an affinity matrix, and for ``os``);
-- strategies with one list: ``shared_level`` (N x N: type of the lowest hwloc object
-  holding the PUs of threads i and j), and ``seed`` (METIS's) for the graph strategies;
+- ``seed``: METIS's, for the graph strategies;
 - ``random``: ``seed``, ``pus_by_repetition`` (one list per repetition) and
   ``J_by_repetition`` (None without a matrix; ``J`` is then their mean);
 - ``oversubscribed``: true when threads outnumber the placeable PUs (absent otherwise);
@@ -20,8 +19,11 @@ the plan and the report as a :class:`Placement`. Its fields:
   the first PU of each thread's place under libgomp, for drawings and J);
 - ``format``: the file's version (:mod:`pinbench.results.formats`).
 
-This module reads and writes the files and nothing more, so the measuring
-process can read them without loading any placement algorithm.
+The lowest object each pair of threads shares is not stored (N x N strings: 445 MB for a
+cell of 2,048 threads, files of format 2 had it) but derived from the topology when needed
+(:func:`shared_levels`). This module reads and writes the files and derives what they imply
+without loading any placement algorithm or numerical library, so that the measuring process
+can use it.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench.results import formats
+from pinbench.topology import Topology
 
 
 def omp_places(pus: list[int]) -> str:
@@ -39,6 +42,27 @@ def omp_places(pus: list[int]) -> str:
     '{3},{0},{5}'
     """
     return ",".join(f"{{{pu}}}" for pu in pus)
+
+
+def shared_levels(topo: Topology, pus: list[int]) -> list[list[str]]:
+    """``m[i][j]``: the type of the lowest object of ``topo`` that holds the PUs of threads i
+    and j (``pus[i]``, ``pus[j]``; the PU itself when they share it), as
+    :meth:`~pinbench.topology.Topology.lowest_shared` finds it for one pair. O(N^2); each
+    distinct row is computed once, each object's threads filled from the root down.
+    """
+    chains = {pu: topo.ancestors(pu)[::-1] for pu in pus}  # root first
+    below: dict[int, list[int]] = {}  # id of an object -> the threads on its PUs
+    for thread, pu in enumerate(pus):
+        for node in chains[pu]:
+            below.setdefault(id(node), []).append(thread)
+    rows: dict[int, list[str]] = {}
+    for pu, chain in chains.items():
+        row = [chain[0].type] * len(pus)
+        for node in chain[1:]:
+            for thread in below[id(node)]:
+                row[thread] = node.type
+        rows[pu] = row
+    return [list(rows[pu]) for pu in pus]
 
 
 @dataclass(frozen=True)
@@ -51,7 +75,6 @@ class Placement:
     placeable: list[int]
     pus: list[int] | None  #: thread i's PU; None: not bound (``os``), or one per repetition
     J: float | None
-    shared_level: list[list[str]] | None = None
     seed: int | None = None
     pus_by_repetition: list[list[int]] | None = None  #: ``random``: a list per repetition
     J_by_repetition: list[float] | None = None
@@ -103,8 +126,6 @@ class Placement:
         data = {"strategy": self.strategy, "threads": self.threads, "topology": self.topology,
                 "placeable": self.placeable, "pus": self.pus, "omp_places": self.omp_places,
                 "J": self.J}
-        if self.shared_level is not None:
-            data["shared_level"] = self.shared_level
         if self.seed is not None:
             data["seed"] = self.seed
         if self.per_repetition:

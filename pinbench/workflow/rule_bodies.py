@@ -48,8 +48,13 @@ def write_environment(machine: campaign.Machine, compiler: str, binary: str, out
 
 
 def alternatives(names) -> str:
-    """A wildcard constraint matching exactly the given names."""
-    return "|".join(re.escape(name) for name in names)
+    r"""A wildcard constraint matching exactly the given names (none: nothing at all; Snakemake
+    reads an empty constraint as none).
+
+    >>> alternatives(["a.b", "c"]), alternatives([])
+    ('a\\.b|c', '(?!)')
+    """
+    return "|".join(re.escape(name) for name in names) or "(?!)"
 
 
 def place(inputs, wildcards, params, outputs, log: str) -> None:
@@ -61,6 +66,24 @@ def place(inputs, wildcards, params, outputs, log: str) -> None:
                      [Path(path) for path in outputs], params.seed, params.repetitions,
                      Path(log), matrix, params.oversubscribe,
                      campaign.own_placements(params.placements))
+
+
+def place_planned(topology: str, machine: str, params, layout: Layout, plan: str) -> None:
+    """The place_planned rule: every cell of a planned machine placed in one job (its
+    topology loaded once; ``params.cells``: (benchmark, threads, seed of ``random``) each,
+    ``params.traced``: whether each cell has an affinity matrix), then its plan."""
+    from pinbench.place.record import write_placements  # NumPy, and the graph strategies'
+
+    topo, own = load(topology), campaign.own_placements(params.placements)
+    files = []
+    for bench, threads, seed in params.cells:
+        outputs = [Path(layout.placement(machine, bench, threads, strategy))
+                   for strategy in params.strategies]
+        matrix = Path(layout.matrix(machine, bench, threads)) if params.traced else None
+        write_placements(topo, threads, params.strategies, outputs, seed, params.repetitions,
+                         None, matrix, params.oversubscribe, own)
+        files += outputs
+    write_plan(files, plan)
 
 
 def building(config: dict, machine: campaign.Machine, wildcards, output: str,

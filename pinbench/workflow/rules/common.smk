@@ -117,9 +117,33 @@ def placement_inputs(wildcards):
     return inputs
 
 
-def random_seed(wildcards):
+def cell_seed(machine, bench, n):
     """The seed of the random strategy's placements for one cell."""
-    return derive_seed(config["seed"], "random", wildcards.machine, wildcards.bench, wildcards.n)
+    return derive_seed(config["seed"], "random", machine, bench, str(n))
+
+
+def random_seed(wildcards):
+    """The seed of the random strategy's placements for the cell of ``wildcards``."""
+    return cell_seed(wildcards.machine, wildcards.bench, wildcards.n)
+
+
+def planned_cells(wildcards):
+    """Every (benchmark, threads, seed of random) of a planned machine, in the plan's order."""
+    machine = wildcards.machine
+    return [(bench, n, cell_seed(machine, bench, n))
+            for bench in config["benchmarks"] for n in MACHINES[machine].threads]
+
+
+def planned_inputs(wildcards):
+    """What placing every cell of a planned machine reads: its topology, and each cell's
+    affinity matrix when the campaign traces."""
+    machine = wildcards.machine
+    inputs = {"topology": LAYOUT.topology(machine)}
+    if TRACING:
+        inputs["matrices"] = [LAYOUT.matrix(machine, bench, n)
+                              for bench in config["benchmarks"]
+                              for n in MACHINES[machine].threads]
+    return inputs
 
 
 def measure_jobs():
@@ -158,9 +182,11 @@ def machine_placements(machine):
 
 
 def report_inputs():
-    """What the report reads: topologies, placements and, when measured, runs and statistics."""
+    """What the report reads: topologies, placements (a planned machine's plan stands for
+    them: one job writes both) and, when measured, runs and statistics."""
     inputs = [LAYOUT.topology(m) for m in MACHINES]
-    inputs += [path for m in MACHINES for path in machine_placements(m)]
+    inputs += [path for m in MEASURED for path in machine_placements(m.name)]
+    inputs += [LAYOUT.plan(m.name) for m in PLANNED]
     if MEASURED:
         inputs += [LAYOUT.all_runs, LAYOUT.stats("json"), LAYOUT.stats("verdicts")]
         inputs += [LAYOUT.environment(m.name) for m in MEASURED]
