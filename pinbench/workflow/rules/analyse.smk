@@ -42,6 +42,7 @@ rule explain:
     params:
         baseline=config["baseline"],
         confidence=config["confidence"],
+        format=stats_explain.FORMAT,
     log:
         LAYOUT.log(None, "explain"),
     benchmark:

@@ -23,7 +23,8 @@ try:
     from pinbench.workflow import accounting, campaign, config_file, jobsettings, outcome
     from pinbench.workflow import places, rule_bodies, snakemake_adapter, tracecache
     from pinbench.workflow.building import generated_files
-    from pinbench.stats import analyse as stats_analysis, models as stats_models
+    from pinbench.stats import analyse as stats_analysis, explain as stats_explain
+    from pinbench.stats import models as stats_models
 except ImportError as exc:
     sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
              "then use .venv/bin/snakemake")
@@ -183,6 +184,8 @@ def print_summaries():
     for target in all_targets():
         if target.endswith(".txt") and Path(target).exists():
             print(f"\n== {target}\n{Path(target).read_text()}")
+    if MEASURED and not MODELLED:  # the models rule does not run: say why
+        print(f"\n{stats_models.unmodelled({m.name: m.threads for m in MEASURED})}")
     for line in outcome.set_aside(LAYOUT, [m.name for m in MEASURED]):
         print(f"WARNING: measurements set aside: {line}")
     print(accounting.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
