@@ -318,6 +318,9 @@ def test_campaign_with_explained_runs(tmp_path):
         "benchmarks": {
             "planted": {"source": PLANTED, "input": "2 100 0 0", "timeout_s": 30},
             "plain": {"source": str(plain), "timeout_s": 30, "sequential": "{binary}"},
+            # a printed kernel time; bound explained runs 150 ms longer than the timed ones
+            "kernel": {"source": KERNEL, "input": "100 60 0 150", "time_regex": PRINTED,
+                       "timeout_s": 30},
         },
     }
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(config))
@@ -326,13 +329,15 @@ def test_campaign_with_explained_runs(tmp_path):
     results = tmp_path / "results" / "expl"
     # timing runs only in the runs tables: 2 strategies x 3 repetitions per benchmark
     runs = read_runs([results / "runs.csv"])
-    assert len(runs) == 12 and {r.strategy for r in runs} == {"os", "compact"}
+    assert len(runs) == 18 and {r.strategy for r in runs} == {"os", "compact"}
     assert {r.threads for r in runs} == {2}
     # the explained runs apart: 2 x 4 under the tool, 4 at one thread (T_1)
     explained = [json.loads(line) for line in
                  (results / "here" / "explained" / "planted" / "t2.jsonl").read_text().splitlines()]
     assert sorted(r["kind"] for r in explained) == ["explained"] * 8 + ["t1"] * 4
     assert all(r["ok"] for r in explained)
+    # T_1 on the explained runs' runtime: the one-thread runs under the tool too
+    assert all(r["ompt"] and "redirected to libomp" in r["runtime"] for r in explained)
     assert {r["format"] for r in explained} == {CURRENT["explained"]}  # each row its version
     header = json.loads(read_lines(results / "here" / "explained" / "planted" /
                                    "t2.journal.jsonl")[0])
@@ -357,7 +362,15 @@ def test_campaign_with_explained_runs(tmp_path):
     assert table[("plain", "os")]["n"] == "0"
     assert "no OMPT record" in table[("plain", "os")]["failure"]
     assert table[("plain", "os")]["T_s_source"].startswith("sequential command")
+    assert table[("planted", "os")]["T_1_same_runtime"] == "True"
+    # the printed kernel: explained over the whole run, the bound strategy not reproduced
+    kernel_os, kernel_compact = table[("kernel", "os")], table[("kernel", "compact")]
+    assert kernel_os["time_source"] == "regex" and 0.1 < float(kernel_os["printed_share"]) < 0.6
+    assert kernel_os["reproduces"] == "True" and kernel_compact["reproduces"] == "False"
+    assert kernel_compact["not_applicable"].startswith("the explained runs took 0.21")
     report = (results / "report" / "index.html").read_text()
     assert "Why a placement wins" in report and "redirected to libomp" in report
+    assert "Time base: the whole run, of which the printed time is" in report
+    assert "compact beats os" not in report
     # the benchmark without a breakdown says why
     assert "No breakdown for 2 threads: no explained run succeeded: no OMPT record" in report

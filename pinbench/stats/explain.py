@@ -207,12 +207,25 @@ def reproduction(explained: list[float], timing: list[float], confidence: float
                    "reproduce the timed behaviour (another runtime, the tool, or load)")
 
 
-def _differences(out: dict, mine: dict[str, list[float]], base: dict[str, list[float]],
-                 confidence: float) -> None:
-    """Add the shifts baseline − strategy of P·T_P and its terms, and the terms they find."""
+def differences(mine: dict[str, list[float]], base: dict[str, list[float]],
+                confidence: float) -> dict:
+    """The shifts baseline − strategy of P·T_P (``d_total``) and of each term of
+    :data:`TERMS` (``d_<term>``), each with its interval (``_low``, ``_high``; None when too
+    few runs), and the terms found (``lower``, ``higher``: space-separated keys), from the
+    per-run values of the strategy (``mine``) and the baseline (``base``): ``P_T_P`` and each
+    term's quantity. The rule is the module's text's.
+
+    >>> base = {"P_T_P": [2.0 + k / 100 for k in range(8)], "I_P": [0.5] * 8,
+    ...         "W_P_less_L_P": [1.5 + k / 100 for k in range(8)], "L_P": [0.0] * 8}
+    >>> mine = base | {"P_T_P": [1.8 + k / 100 for k in range(8)],
+    ...                "W_P_less_L_P": [1.3 + k / 100 for k in range(8)]}
+    >>> found = differences(mine, base, 0.95)
+    >>> round(found["d_inflation"], 6), found["lower"], found["higher"]
+    (0.2, 'inflation', '')
+    """
     scale = _median(base["P_T_P"])
     term_confidence = 1 - (1 - confidence) / len(TERMS)
-    out["lower"], out["higher"] = "", ""
+    out = {"lower": "", "higher": ""}
     for name, quantity, level in [("d_total", "P_T_P", confidence)] + [
             (f"d_{term}", q, term_confidence) for term, (_, q) in TERMS.items()]:
         shift = shift_interval(base[quantity], mine[quantity], level)
@@ -223,6 +236,7 @@ def _differences(out: dict, mine: dict[str, list[float]], base: dict[str, list[f
         if abs(estimate) >= MIN_SHARE * scale and (low > 0 or high < 0):
             which = "lower" if low > 0 else "higher"
             out[which] = " ".join(filter(None, [out[which], name.removeprefix("d_")]))
+    return out
 
 
 def explain_table(rows: list[dict], runs: list[RunRecord], baseline: str = "os",
@@ -282,7 +296,7 @@ def explain_table(rows: list[dict], runs: list[RunRecord], baseline: str = "os",
         mine = per_cell[(out["machine"], out["benchmark"], out["threads"], out["strategy"])]
         theirs = per_cell.get((out["machine"], out["benchmark"], out["threads"], baseline))
         if out["strategy"] != baseline and mine and theirs:
-            _differences(out, mine, theirs, confidence)
+            out.update(differences(mine, theirs, confidence))
     return table
 
 
