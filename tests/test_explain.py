@@ -294,6 +294,17 @@ def test_reproduction_allows_the_runtime_change_and_not_more():
     assert reproduction([], timing, 0.95) == (None, "")
 
 
+def test_the_term_rule_names_planted_differences_and_not_noise():
+    """The first part of python -m pinbench.stats.simulate_explain, small: with no difference,
+    or a real one below MIN_SHARE of P·T_P, a term is named in few pairs of cells; work 10%
+    of P·T_P lower is named in nearly all, and nothing else with it."""
+    from pinbench.stats.simulate_explain import term_rates
+    assert max(term_rates(10, 0.02, {}, 300, 1).values()) <= 0.03
+    assert term_rates(10, 0.02, {"idle": 0.005}, 300, 2)["idle"] <= 0.03
+    rates = term_rates(10, 0.02, {"inflation": 0.1}, 300, 3)
+    assert rates["inflation"] >= 0.95 and rates["idle"] <= 0.03 and rates["locks"] <= 0.03
+
+
 def test_explain_config_defaults_and_refusals(tmp_path):
     base = {"campaign": "c", "machines": {"m": {"topology": "Package:1 Core:2 PU:1"}},
             "benchmarks": {"b": {"source": PLANTED}}}

@@ -81,6 +81,21 @@ def test_a_model_that_does_not_predict_its_points_is_refused(tmp_path):
     assert "m/u compact: median T(p) = " in text
 
 
+@pytest.mark.slow
+def test_the_gate_passes_planted_laws_and_refuses_what_no_term_predicts():
+    """The second part of python -m pinbench.stats.simulate_explain, small (5 cells each, runs
+    spread 2%): every planted PMNF law gets a reliable model within 5% of the law; a step
+    past the cores and an odd-even zigzag never do."""
+    from pinbench.stats.simulate_explain import LAWS, gate_rates
+    found = gate_rates(EXTRAP, trials=5, seed=1, spreads=(0.02,))
+    assert len(found) == 12
+    for r in found:
+        if r["shape"] in LAWS:
+            assert r["accepted"] == 1 and r["error_worst"] < 0.05, r
+        elif r["shape"] in ("step up past 2 cores", "odd-even zigzag"):
+            assert r["accepted"] == 0, r
+
+
 def test_cells_measured_at_other_thread_counts_are_modelled_apart(tmp_path):
     """Extra-P models every callpath of one input at the same points: a cell that lost a thread
     count (its runs failed there) is modelled in a call of its own, not the machine's all."""
