@@ -21,7 +21,7 @@ campaign with ``quiet.max_wait_s: 0`` (runs still record the share others used) 
 
 Measured (issue 16, target 4; default campaign with explained runs, ``--private-lock
 --no-quiet-wait``, shared 2-core machine at load 2.1-2.7), alternating a170f57 and the
-report figures drawn once with fixed geometry (reports/figures.py), one call each in turn:
+report figures drawn once with fixed geometry (pinbench/report/figures.py), one call each in turn:
 
     before: 1.062x, 1.101x, 1.002x, 1.042x, 1.054x; report 2.7, 4.9, 3.1, 3.1, 3.2 s
     after:  1.039x, 1.005x, 1.038x, 1.050x, 1.041x; report 2.4, 2.1, 2.0, 1.8, 2.2 s

@@ -32,7 +32,7 @@ TOOLS = {
     "place": ("pinbench.place.cli", "thread -> PU placements of any strategy for a topology"),
     "trace": ("pinbench.trace.cli", "trace a program's cache-line sharing into an affinity matrix"),
     "topology": ("pinbench.topology", "a machine's tree from hwloc (this one, XML or synthetic)"),
-    "matrix": ("pinbench.graph.matrix", "read, check and describe an affinity matrix"),
+    "matrix": ("pinbench.graph.matrix", "convert an affinity matrix to another tool's layout"),
     "system": ("pinbench.measure.system", "is this machine quiet and stable enough to measure?"),
     "remeasure": ("pinbench.measure.remeasure", "measure a campaign's runs again, on purpose"),
     "speeduptest": ("pinbench.stats.speeduptest", "the Speedup-Test of two samples of times"),

@@ -50,14 +50,14 @@ if [ ! -f .venv/.installed ] || [ requirements.txt -nt .venv/.installed ] ||
    [ pyproject.toml -nt .venv/.installed ]; then
   echo "pinbench setup: installing Python dependencies (requirements.txt) and pinbench (editable)"
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
-  # the packages affinity, stats and reports, and the pinbench-* commands (pyproject.toml)
+  # the package pinbench, its pinbench command and the pinbench-* aliases (pyproject.toml)
   .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
   touch .venv/.installed
 fi
 # pinbench's C helpers (the launcher, the placement's libraries, the tracers) into
 # .venv/lib/pinbench/native/; nothing is built again when nothing changed
 .venv/bin/pinbench setup
-# Extra-P (the scalability models, stats/models.py) in its own environment: its release pins
+# Extra-P (the scalability models, pinbench/stats/models.py) in its own environment: its release pins
 # numpy < 2 and a GUI toolkit, which the project's .venv must not get. The workflow calls its
 # command line, .venv-extrap/bin/extrap; without it a campaign goes on without models.
 if [ ! -x .venv-extrap/bin/python ]; then

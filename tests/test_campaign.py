@@ -69,7 +69,8 @@ DELETE = object()
 @pytest.mark.parametrize("path, value, message", [
     (("campaign",), DELETE, "(top level): 'campaign' is a required property"),
     (("campaign",), "../escape", "campaign: name '../escape' is not allowed"),
-    (("repetitions",), 0, "repetitions: 0 is less than the minimum of 1"),
+    (("repetitions",), 0, "repetitions: 0 runs per strategy are too few; the Speedup-Test "
+                          "needs at least 3"),
     (("repetitions",), "many", "repetitions: 'many' is not of type 'integer'"),
     (("order",), "random", "order: 'random' is not one of"),
     (("stopping",), {"policy": "sprt"}, "stopping.policy: 'sprt' is not one of ['precision']"),

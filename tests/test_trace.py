@@ -1,4 +1,4 @@
-"""The cache-line sharing tracers (affinity/trace/, pintools/).
+"""The cache-line sharing tracers (pinbench/trace/, pinbench/trace/pintools/).
 
 - The bundled benchmarks with planted sharing, traced by the tsan runtime (gcc and
   clang builds) and by the Valgrind tool, under every weight (over every access, and

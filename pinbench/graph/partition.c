@@ -1,4 +1,4 @@
-/* partition.c: the swap refinement of a k-way partition (stage 3 of affinity/graph/partition.py,
+/* partition.c: the swap refinement of a k-way partition (stage 3 of pinbench/graph/partition.py,
  * which documents it), called through ctypes: moves of one item to a part with room and swaps
  * of two items between parts, each kept only if it lowers the cut within the capacities; per
  * pass every item's best move and best swap, applied in decreasing order of gain (ties: the

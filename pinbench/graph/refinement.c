@@ -1,10 +1,10 @@
-/* refinement.c: the swap refinement on J of affinity/graph/refinement.py (which documents
+/* refinement.c: the swap refinement on J of pinbench/graph/refinement.py (which documents
  * the method), called through ctypes; the same passes, the same order of steps and ties,
  * the same give-up rule, hence the same placements as that module's description.
  *
  * The slots' levels: level h = 2..H has a row gid[l * m + x] (l = h - 2), the group (0, 1,
  * ...) of slot x, groups nested; level 1 is the slots themselves. cost[x * m + y] is the
- * slots' cost (affinity/graph/objective.py), 1 + the levels at which x and y lie apart.
+ * slots' cost (pinbench/graph/objective.py), 1 + the levels at which x and y lie apart.
  */
 #include <math.h>
 #include <stdint.h>
@@ -180,7 +180,7 @@ static int one_pass(search *s, double *there, double *up, double *delta, double 
 
 /* True when J's last three values (one per pass) extrapolate to a J far above `beat`:
  * the last two decreases d1 > d2 > 0 continued as a geometric series fall more than
- * `margin` times short of the gap (affinity/graph/refinement.py documents the rule). */
+ * `margin` times short of the gap (pinbench/graph/refinement.py documents the rule). */
 static int hopeless(const double *last, double beat, double margin)
 {
     double first = last[0] - last[1], second = last[1] - last[2];

@@ -3,8 +3,9 @@
 - :mod:`~pinbench.measure.settings`: a job's settings, as the workflow hands them over (JSON);
 - :mod:`~pinbench.measure.job`: the job, its run order, one run judged and recorded, resumption;
 - :mod:`~pinbench.measure.spawn`: start one run in a fixed environment and time it;
-- :mod:`~pinbench.measure.launcher`: the C launcher (``launcher.c``, built on demand) that
-  starts and times each run in a vfork-style child, beside the measuring process;
+- :mod:`~pinbench.measure.launcher`: the C launcher (``launcher.c``, built by ``pinbench
+  setup``: :mod:`pinbench.native`) that starts and times each run in a vfork-style child,
+  beside the measuring process;
 - :mod:`~pinbench.measure.verify`: each thread's reported binding (at one thread, also the
   kernel's at exit) against the plan;
 - :mod:`~pinbench.measure.journal`: the fsynced journal, so a killed job loses nothing;

@@ -55,11 +55,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench.measure import explain as explaining, outputs as kept_outputs, verify
-from pinbench.measure.journal import Journal
+from pinbench.measure.journal import Journal, described
 from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
 from pinbench.measure.progress import Campaign, Progress
-from pinbench.measure.settings import JobSettings
+from pinbench.measure.settings import JobSettings, located
 from pinbench.measure.spawn import RunResult, base_environment, prepare, run_once
 from pinbench.measure.stopping import precise_enough, rounds_order
 from pinbench.measure.system import wait_until_quiet
@@ -101,19 +101,29 @@ class Job(JobSettings):
         """SHA-256 of the binary's bytes, read once per job (every fingerprint holds it)."""
         return hashlib.sha256(Path(self.binary_path).read_bytes()).hexdigest()
 
+    def fingerprint_fields(self) -> dict[str, dict]:
+        """The settings of the ``command`` (arguments, environment, how a run is judged) and
+        of the ``plan`` (repetitions, order, merged strategies, stopping rule), by name: each
+        is one part of the fingerprint (:meth:`fingerprint_parts`), and a journal set aside
+        names those that changed (:func:`pinbench.measure.journal.what_changed`)."""
+        return {
+            "command": {"argv": self.located(self.argv), "env": self.env,
+                        "validate": self.validate, "time_regex": self.time_regex,
+                        "timeout_s": self.timeout_s, "exit_status": sorted(self.exit_status),
+                        "metrics": self.metrics},
+            "plan": {"machine": self.machine, "benchmark": self.benchmark,
+                     "threads": self.threads, "repetitions": self.repetitions,
+                     "seed": self.seed, "order": self.order, "same_as": self.same_as,
+                     "stopping": self.stopping},
+        }
+
     def fingerprint_parts(self) -> dict[str, str]:
         """A hash of each thing that defines the measurement: the binary's bytes, the
-        command (arguments, environment, how a run is judged), the plan (repetitions, order,
-        merged strategies, stopping rule) and each strategy's placement (only its PUs:
-        a re-trace that moves no thread changes none of these)."""
-        parts = {
-            "binary": self.binary_digest,
-            "command": formats.digest([self.located(self.argv), self.env, self.validate,
-                               self.time_regex, self.timeout_s, sorted(self.exit_status),
-                               self.metrics]),
-            "plan": formats.digest([self.machine, self.benchmark, self.threads, self.repetitions,
-                            self.seed, self.order, self.same_as, self.stopping]),
-        }
+        command and the plan (:meth:`fingerprint_fields`) and each strategy's placement (only
+        its PUs: a re-trace that moves no thread changes none of these)."""
+        parts = {"binary": self.binary_digest}
+        for part, fields in self.fingerprint_fields().items():
+            parts[part] = formats.digest(list(fields.values()))
         for strategy, placement in sorted(self.placements.items()):
             parts[f"placement of {strategy}"] = formats.digest(
                 [placement.pus, placement.pus_by_repetition])
@@ -126,9 +136,7 @@ class Job(JobSettings):
 
     def located(self, argv: list[str] | None) -> list[str] | None:
         """A command with the binary named ``{binary}``: the same wherever the project lies."""
-        binary = self.binary_path
-        return None if argv is None else [
-            "{binary}" if os.path.abspath(arg) == binary else arg for arg in argv]
+        return located(argv, self.binary_path)
 
     def explained_plan(self) -> dict:
         """What defines the explained runs besides the timing runs' measurement: their
@@ -356,7 +364,8 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
     with MachineLock(lock_path, lambda line: say(f"{label} {line}")):
         account["lock_wait_s"] += time.monotonic() - asked
         parts = job.fingerprint_parts()
-        with Journal(journal_path, formats.digest(parts), header={"timer": TIMER, "parts": parts},
+        with Journal(journal_path, formats.digest(parts),
+                     header={"timer": TIMER, **described(parts, job.fingerprint_fields())},
                      migrate=lambda header: formats.read("journal", header, journal_path,
                                                          job=job)) as journal, \
                 Launcher() as launcher:
@@ -492,8 +501,10 @@ class _ExplainedRuns:
         self.journal_path, self.table = paths
         plan = job.explained_plan()
         self.fingerprint = formats.digest([fingerprint, plan])
+        parts = job.fingerprint_parts() | {"explain": formats.digest(plan)}
         self.journal = Journal(self.journal_path, self.fingerprint,
-                               header={"timer": TIMER, "explain": plan},
+                               header={"timer": TIMER, "explain": plan, **described(
+                                   parts, job.fingerprint_fields() | {"explain": plan})},
                                migrate=lambda header: formats.read(
                                    "journal", header, self.journal_path, job=job,
                                    timing=fingerprint))

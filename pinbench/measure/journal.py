@@ -31,7 +31,8 @@ padding, and whatever a torn write left in it), before new lines are written the
 journal whose fingerprint differs from the job's belongs to another measurement:
 it is set aside (renamed to ``<name>.stale-<time>``), never mixed in, with a note
 of what changed beside it (``<name>.stale-<time>.why``: the parts of the
-fingerprint that differ, when both headers hold them as ``parts``).
+fingerprint that differ, and in each the settings that differ, when both headers hold
+them: :func:`described`, :func:`what_changed`).
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pinbench.results import formats
+from pinbench.results import formats, stale
 
 #: Bytes of zeros written ahead of the runs' lines at a time (about 90 runs' lines).
 CHUNK = 64 << 10
@@ -70,19 +71,50 @@ def finished_runs(path: Path) -> int:
 
 
 def set_aside(path: Path, runs: int, changed: str, **note) -> Path:
-    """Rename a journal ``<name>.stale-<time>`` (never over another one) with a note of why
-    beside it (``.why``: ``runs``, ``changed``, ``set_aside`` and ``note``'s fields); return
-    the new path. Reports list such journals (:meth:`Layout.set_aside_journals`)."""
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    target, k = path.with_name(f"{path.name}.stale-{stamp}"), 1
-    while target.exists():
-        k += 1
-        target = path.with_name(f"{path.name}.stale-{stamp}-{k}")
+    """Rename a journal ``<name>.stale-<time>`` (never over another one:
+    :mod:`pinbench.results.stale`) with a note of why beside it (``.why``: ``runs``,
+    ``changed``, ``set_aside`` and ``note``'s fields); return the new path. Reports list such
+    journals (:meth:`Layout.set_aside_journals`)."""
+    target = stale.new_name(path)
     os.replace(path, target)
-    why = target.with_name(target.name + ".why")
-    why.write_text(json.dumps(formats.stamp("note", {"runs": runs, "changed": changed,
-                                                     "set_aside": time.time()} | note)) + "\n")
+    stale.note(target).write_text(json.dumps(formats.stamp(
+        "note", {"runs": runs, "changed": changed, "set_aside": time.time()} | note)) + "\n")
     return target
+
+
+def described(parts: dict[str, str], fields: dict[str, dict]) -> dict:
+    """What a header keeps of the measurement, to say what changed when the journal is set
+    aside: the hash of each part of the fingerprint (``parts``), and of each setting a part
+    is made of (``fields``: part -> setting -> value)."""
+    return {"parts": parts,
+            "fields": {part: {name: formats.digest(value) for name, value in settings.items()}
+                       for part, settings in fields.items()}}
+
+
+def what_changed(old: dict, new: dict) -> str:
+    """In words, what differs between the measurement of a journal's header ``old`` and that
+    of a job's header ``new`` (:func:`described`): each part that differs, with the settings
+    in it that differ when both headers name them.
+
+    >>> what_changed({"parts": {"binary": "a", "command": "b"},
+    ...               "fields": {"command": {"env": "e", "validate": "v"}}},
+    ...              {"parts": {"binary": "a", "command": "c"},
+    ...               "fields": {"command": {"env": "e", "validate": "w"}}})
+    'command (validate) changed'
+    """
+    before, after = old.get("parts"), new.get("parts")
+    if not (before and after):
+        return "written by an older pinbench with another measurement"
+    changed = []
+    for part in {**before, **after}:
+        if before.get(part) == after.get(part):
+            continue
+        was = old.get("fields", {}).get(part, {})
+        now = new.get("fields", {}).get(part, {})
+        names = [name for name in {**was, **now} if was.get(name) != now.get(name)] \
+            if was and now else []
+        changed.append(f"{part} ({', '.join(names)})" if names else part)
+    return ", ".join(changed) + " changed"
 
 
 def _fsync_dir(path: Path) -> None:
@@ -119,7 +151,7 @@ class Journal:
         lines = self._read_complete_lines()
         self.header = migrate(json.loads(lines[0])) if lines else {}
         if lines and self.header.get("fingerprint") != self.fingerprint:
-            self._set_aside(self.header.get("parts", {}), extra.get("parts", {}), len(lines) - 1)
+            self._set_aside(what_changed(self.header, extra), len(lines) - 1)
             lines = []
         if not lines:
             self.header = {"fingerprint": self.fingerprint, "created": time.time(), **extra}
@@ -136,12 +168,8 @@ class Journal:
         # first append writes the padding after it
         self._end = self._capacity = os.fstat(self._fd).st_size
 
-    def _set_aside(self, old: dict, new: dict, runs: int) -> None:
-        if old and new:
-            changed = [name for name in {**old, **new} if old.get(name) != new.get(name)]
-            self.changed = ", ".join(changed) + " changed"
-        else:
-            self.changed = "written by an older pinbench with another measurement"
+    def _set_aside(self, changed: str, runs: int) -> None:
+        self.changed = changed
         self.set_aside_runs = runs
         self.set_aside = set_aside(self.path, runs, self.changed)
 

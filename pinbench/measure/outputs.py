@@ -22,6 +22,8 @@ import zlib
 from collections.abc import Container, Iterator
 from pathlib import Path
 
+from pinbench.results import stale
+
 #: Bytes kept from the end of each stream of a run.
 KEEP_BYTES = 64 << 10
 #: The file of a job's folder that holds its runs' outputs.
@@ -36,12 +38,12 @@ def folder(root: Path, fingerprint: str) -> Path:
 
 
 def set_aside(root: Path, fingerprint: str, stamp: str) -> Path | None:
-    """Move that folder to ``<name>.stale-<stamp>`` (as its journal was); return where it went,
-    None when the job kept no output."""
+    """Move that folder aside with ``stamp``, as its journal was (:mod:`pinbench.results.stale`);
+    return where it went, None when the job kept no output."""
     kept = folder(root, fingerprint)
     if not fingerprint or not kept.is_dir():
         return None
-    moved = kept.with_name(f"{kept.name}.stale-{stamp}")
+    moved = stale.name(kept, stamp)
     os.replace(kept, moved)
     return moved
 

@@ -7,7 +7,7 @@ sets the job's journal aside (``t<N>.jsonl.stale-<time>``, with a ``.why`` note 
 "re-measured on request", as :mod:`pinbench.measure.journal` does for a changed
 measurement; never deleted), moves its kept run outputs aside the same way, and removes
 the job's runs table and the campaign's (``runs.csv``, made again from the jobs' tables),
-so that the next ``snakemake`` measures the job again, and only it (the analysis and the
+so that the next ``pinbench run`` measures the job again, and only it (the analysis and the
 report follow). The report's "Measurements set aside" banner and
 the end of the campaign list the journal set aside.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pinbench.measure import outputs
 from pinbench.measure.journal import read_lines, set_aside
-from pinbench.results import formats
+from pinbench.results import formats, stale
 from pinbench.results.layout import Layout
 
 WHY = "re-measured on request"
@@ -53,7 +53,7 @@ def remeasure(root: str, machine: str, bench: str, threads: int,
         done.append(f"{count} runs set aside in {target}")
         moved = outputs.set_aside(Path(layout.outputs(machine, bench, threads)),
                                   str(header.get("fingerprint", "")),
-                                  target.name.rpartition(".stale-")[2])
+                                  stale.stamp(target))
         if moved:
             done.append(f"their outputs moved to {moved}")
     # Snakemake re-runs a job whose output is missing only when a target needs it: the
@@ -62,12 +62,12 @@ def remeasure(root: str, machine: str, bench: str, threads: int,
         if table.exists():
             table.unlink()
             done.append(f"{table} removed")
-    done.append("the next snakemake measures the job again")
+    done.append("the next pinbench run measures the job again")
     return done
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Set a measurement job aside so that the next snakemake measures it again."""
+    """Set a measurement job aside so that the next pinbench run measures it again."""
     parser = argparse.ArgumentParser(prog="pinbench remeasure",
                                      description=main.__doc__)
     parser.add_argument("results", help="the campaign's results folder, results/<campaign>")

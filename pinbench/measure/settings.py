@@ -10,10 +10,22 @@ did not change. This module imports nothing but the standard library.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 
 #: The default quiet policy: others may use 10% of the CPUs; wait at most 10 s for less.
 QUIET = {"threshold": 0.10, "max_wait_s": 10.0}
+
+
+def located(argv: list[str] | None, binary: str) -> list[str] | None:
+    """A command with the binary (``binary``: its absolute path) written ``{binary}``: the same
+    wherever the project lies.
+
+    >>> located(["/p/bin/b", "-n", "/p/bin/b.in"], "/p/bin/b")
+    ['{binary}', '-n', '/p/bin/b.in']
+    """
+    return None if argv is None else [
+        "{binary}" if os.path.abspath(arg) == binary else arg for arg in argv]
 
 
 @dataclass(frozen=True)

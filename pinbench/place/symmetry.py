@@ -20,6 +20,8 @@ as alike. O(objects x log) per placement.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
+
 from pinbench.topology import Node, Topology
 
 FREE = ()  #: the label of a PU without a thread; one with threads: their numbers
@@ -46,3 +48,34 @@ def canonical_form(topo: Topology, pus: list[int]) -> tuple:
         return node.type, node.numa, tuple(sorted(map(form, node.children))), FREE
 
     return form(topo.root)
+
+
+def experiment_key(topo: Topology | None, pus: Sequence[int]) -> Hashable:
+    """What identifies the experiment of a placement that runs thread i on ``pus[i]`` in every
+    run: its :func:`canonical_form` on the machine's tree ``topo``; without a tree, the list.
+
+    >>> from pinbench.topology import load
+    >>> two_cores = load("Package:1 Core:2 PU:1")
+    >>> experiment_key(two_cores, [0, 1]) == experiment_key(two_cores, [1, 0])
+    True
+    >>> experiment_key(None, [0, 1]) == experiment_key(None, [1, 0])
+    False
+    """
+    return canonical_form(topo, list(pus)) if topo is not None else tuple(pus)
+
+
+def same_as(keys: dict[str, Hashable | None]) -> dict[str, str]:
+    """Identical placements are one experiment: strategy -> the first strategy (in the order of
+    ``keys``, the campaign's) of its experiment, for every strategy that is not the first.
+    ``keys``: each strategy's :func:`experiment_key`, or None for a strategy without one
+    fixed placement (``os``, not bound; ``random``, a draw per run), never merged.
+
+    >>> same_as({"os": None, "compact": (0, 1), "random": None, "scatter": (0, 1)})
+    {'scatter': 'compact'}
+    """
+    first: dict[Hashable, str] = {}
+    for strategy, key in keys.items():
+        if key is not None:
+            first.setdefault(key, strategy)
+    return {strategy: first[key] for strategy, key in keys.items()
+            if key is not None and first[key] != strategy}

@@ -142,8 +142,7 @@ def figure_name(machine: str, bench: str, threads: int, kind: str) -> str:
 
 
 def benchmark_sections(cells: list[dict], runs: list[RunRecord], scores: dict[tuple, dict],
-                       quiet_threshold: float = 0.1,
-                       metadata: dict | None = None) -> list[dict]:
+                       quiet_threshold: float, metadata: dict | None = None) -> list[dict]:
     """Per (machine, benchmark, threads): the strategies' table, its notes and the two figures.
 
     ``scores`` (:func:`placement_scores`) adds each strategy's J and core pairs to its row;

@@ -16,6 +16,7 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
+from pinbench.measure.settings import QUIET
 from pinbench.results.layout import Layout
 from pinbench.results.runs import RunRecord
 from pinbench.report import campaign_data as data
@@ -60,7 +61,7 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     meta = export.metadata(config, generated)
     figure_meta = export.figure_metadata(meta)
-    threshold = config.get("quiet", {}).get("threshold", 0.1)  # filled in by the schema
+    threshold = config.get("quiet", {}).get("threshold", QUIET["threshold"])  # the schema fills it
     strategies = list(dict.fromkeys([*config.get("strategies", []),
                                      *(c["strategy"] for c in stats["cells"])]))
     described = describe_cells(runs)

@@ -7,7 +7,9 @@
 - :mod:`~pinbench.results.runs`: the runs table and its typed record (measure -> stats, report);
 - :mod:`~pinbench.results.explained`: the explained runs table (measure -> stats);
 - :mod:`~pinbench.results.formats`: the version of every file written and read back, and the
-  migration of each older version.
+  migration of each older version;
+- :mod:`~pinbench.results.stale`: how a file set aside (a journal of another measurement) and
+  its note are named.
 
 Nothing here imports numpy or any placement algorithm: the measuring process reads
 placement files and writes runs through these modules alone.

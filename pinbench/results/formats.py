@@ -190,7 +190,6 @@ def _relocated(plan: dict, binary: str) -> dict:
                    "sequential_argv": named(plan.get("sequential_argv"))}
 
 
-#: Per kind, the migration from each older version to the next.
 def migrate_stats_2(content: dict) -> dict:
     """Version 2 to 3 of ``stats.json``: none. Version 3 is the analysis of issue 26
     (report-wide decisions, another test per comparison, the study's tables' number of
@@ -199,6 +198,7 @@ def migrate_stats_2(content: dict) -> dict:
                       "pinbench run analyses the runs again")
 
 
+#: Per kind, the migration from each older version to the next.
 MIGRATIONS: dict[str, dict[int, Callable[..., dict]]] = {
     kind: {1: migrate_unchanged_1} for kind in CURRENT
 } | {"placement": {1: migrate_placement_1}, "journal": {1: migrate_journal_1},

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench.measure.journal import finished_runs
-from pinbench.results import formats
+from pinbench.results import formats, stale
 
 
 def sidecar_path(matrix_csv: Path | str) -> Path:
@@ -224,8 +224,9 @@ class Layout:
         (:mod:`pinbench.measure.journal`): its benchmark, threads, path, finished runs and
         what changed."""
         notes = []
-        for path in sorted(Path(self.machine(machine)).glob("journal/*/t*.jsonl.stale-*[0-9]")):
-            why = Path(f"{path}.why")
+        journals = Path(self.machine(machine)).glob(f"journal/*/{stale.pattern('t*.jsonl')}")
+        for path in sorted(journals):
+            why = stale.note(path)
             note = formats.read("note", json.loads(why.read_text()), why) \
                 if why.is_file() else {}
             runs = note["runs"] if "runs" in note else finished_runs(path)

@@ -31,7 +31,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from pinbench.place.symmetry import canonical_form
+from pinbench.measure.settings import QUIET
+from pinbench.place.symmetry import experiment_key
 from pinbench.results import formats
 from pinbench.results.layout import STATS_FILES
 from pinbench.results.runs import RunRecord, read_runs
@@ -60,7 +61,7 @@ COMPARISON_COLUMNS = [
 
 def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
                    topologies: dict[str, Topology] | None = None, order: Sequence[str] = (),
-                   quiet_threshold: float = 0.1) -> tuple[list[dict], list[dict]]:
+                   quiet_threshold: float = QUIET["threshold"]) -> tuple[list[dict], list[dict]]:
     """The verdict rows and the comparison rows of every (machine, benchmark, threads),
     each cell's decision beside the report-wide one, drift flags adjusted over the jobs.
 
@@ -73,7 +74,7 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     trees = topologies or {}
 
     def key(machine: str, pus: tuple[int, ...]):
-        return canonical_form(trees[machine], list(pus)) if machine in trees else pus
+        return experiment_key(trees.get(machine), pus)
 
     jobs: dict[tuple, list[RunRecord]] = defaultdict(list)
     for record in records:
@@ -101,7 +102,7 @@ def _write_csv(rows: list[dict], columns: list[str], path: Path) -> None:
 def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline: str,
             confidence: float, benchmark_weights: dict[str, float] | None = None,
             seed: int = 0, topologies: dict[str, Topology] | None = None,
-            order: Sequence[str] = (), quiet_threshold: float = 0.1) -> str:
+            order: Sequence[str] = (), quiet_threshold: float = QUIET["threshold"]) -> str:
     """Write every file of :data:`STATS_FILES` (``outputs``: kind -> path); return Tables 1-3.
 
     ``order``: the campaign's strategies (the first of identical ones names the experiment).
@@ -137,7 +138,7 @@ def _typed_rows(path: Path, columns: list[str], ints: tuple[str, ...], floats: t
         missing = [name for name in columns if name not in (reader.fieldnames or [])]
         if missing:
             raise ValueError(f"{path} has no column {missing[0]!r}: it was written by another "
-                             "version of pinbench (snakemake --forcerun analyse rewrites it)")
+                             "version of pinbench (pinbench run analyses the runs again)")
         rows = list(reader)
     for row in rows:
         for name in ints:
@@ -188,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategies", nargs="+", default=(),
                         help="the campaign's order of strategies")
     parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
-    parser.add_argument("--quiet-threshold", type=float, default=0.1,
+    parser.add_argument("--quiet-threshold", type=float, default=QUIET["threshold"],
                         help="share of the CPUs others may use during a run before it is noisy")
     args = parser.parse_args(argv)
     if not 0 < args.confidence < 1:

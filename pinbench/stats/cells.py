@@ -14,19 +14,18 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pinbench.results.runs import NOT_BOUND, VERIFIED, RunRecord
+from pinbench.stats.sample_size import MIN_N
 
 Key = tuple[str, str, int, str]  #: (machine, benchmark, threads, strategy)
 #: A printed time's resolution is coarse beyond this share of the cell's median.
 COARSE = 0.01
-#: Below this many runs that count, a cell is not tested (the Speedup-Test's minimum).
-MIN_RUNS = 3
 #: What can be wrong with a cell's runs: code -> (mark, what it means). The report's overview
 #: marks cells with these, and its legend explains them; ``drift`` is a job's, not a cell's
 #: (:mod:`pinbench.stats.drift`).
 WARNINGS = {
     "failed": ("F", "runs failed (crash, exit status, timeout, validation, no time): left out"),
     "misplaced": ("M", "runs whose placement was found wrong: left out"),
-    "few": ("n", f"fewer than {MIN_RUNS} runs count: not tested"),
+    "few": ("n", f"fewer than {MIN_N} runs count: not tested"),
     "noisy": ("L", "runs during which other processes used more than the campaign's "
                    "quiet.threshold of the CPUs (a loaded machine)"),
     "coarse": ("C", f"the program prints its time coarser than {COARSE:.0%} of the median"),
@@ -92,7 +91,7 @@ class CellStats:
         ['failed', 'few', 'noisy']
         """
         found = {"failed": self.failures > 0, "misplaced": self.misplaced > 0,
-                 "few": self.n < MIN_RUNS, "noisy": self.noisy(threshold) > 0,
+                 "few": self.n < MIN_N, "noisy": self.noisy(threshold) > 0,
                  "coarse": self.coarse}
         return [code for code in WARNINGS if found.get(code)]
 

@@ -17,7 +17,7 @@ t with 3 degrees of freedom (heavy tails), or a mixture with 20% of the runs 3 s
 deviations slower (bimodal). A planted strategy is faster by its factor; the others equal
 the baseline's median.
 
-Printed for each condition of :data:`GRID` (``--grid small`` is what tests/test_verdicts.py
+Printed for each condition of :data:`GRID` (``--grid small`` is what tests/test_error_rates.py
 runs): the share of cells in which the cell's verdict names an unplanted strategy (its
 family-wise error), of campaigns in which some cell's verdict does (what reading every
 cell's verdict at once would claim) and in which the report-wide decision does (its

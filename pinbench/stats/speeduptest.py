@@ -48,7 +48,7 @@ class SampleError(ValueError):
 
 
 def check_sample(values: ArrayLike, name: str = "sample") -> np.ndarray:
-    """The run times as a float array; SampleError unless >= 3 finite times, all > 0."""
+    """The run times as a float array; SampleError unless >= MIN_N finite times, all > 0."""
     try:
         sample = np.asarray(values, dtype=float)
     except (TypeError, ValueError) as exc:

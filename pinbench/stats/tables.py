@@ -18,6 +18,7 @@ from collections import defaultdict
 from pinbench.results.runs import RunRecord
 from pinbench.stats.cells import describe_cells
 from pinbench.stats.proportion import approximation_warning, benchmarks_needed, wilson_interval
+from pinbench.stats.sample_size import MIN_N
 from pinbench.stats.speeduptest import SampleError, speedup_test
 
 CELL_COLUMNS = [
@@ -112,8 +113,8 @@ def summary_table(cells: list[dict], baseline: str, confidence: float,
     baseline_first = sorted(groups.items(), key=lambda item: (
         item[0][0], item[0][1], item[0][2] != baseline, item[0][2]))
     for (machine, threads, strategy), group in baseline_first:
-        usable = [c for c in group if c["n"] >= 3 and (by_key.get(
-            (machine, c["benchmark"], threads, baseline)) or {}).get("n", 0) >= 3]
+        usable = [c for c in group if c["n"] >= MIN_N and (by_key.get(
+            (machine, c["benchmark"], threads, baseline)) or {}).get("n", 0) >= MIN_N]
         variances = [c["variance"] for c in usable if c["variance"] is not None]
         row = dict.fromkeys(SUMMARY_COLUMNS)
         row.update(machine=machine, threads=threads, strategy=strategy, benchmarks=len(usable),

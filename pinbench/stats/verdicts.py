@@ -7,11 +7,12 @@ alpha each would call a winner far more often than alpha when no strategy differ
 cells for 9 strategies, n = 35). So the headline follows three rules.
 
 1. **One experiment, one test.** Strategies whose runs all used the same placement, or
-   placements equal up to a symmetry of the machine's tree
-   (:func:`pinbench.place.symmetry.canonical_form`), ran one experiment: their runs are
-   pooled and tested once, and the verdict names the strategies it stands for. A strategy
-   that drew a fresh placement per run (``random``) ran different placements and is never
-   merged; one identical to the baseline is not tested at all.
+   placements equal up to a symmetry of the machine's tree, ran one experiment
+   (:func:`pinbench.place.symmetry.same_as`, which also decides which strategies a job
+   measures once): their runs are pooled and tested once, and the verdict names the
+   strategies it stands for. A strategy that drew a fresh placement per run (``random``)
+   ran different placements and is never merged; one identical to the baseline is not
+   tested at all.
 2. **One pre-declared test per comparison**, of the Speedup-Test's question "does a run of
    the strategy tend to be faster than one of the baseline?": Brunner and Munzel's test,
    one-sided, by permutation (:func:`pinbench.stats.location.brunner_munzel`). It needs no
@@ -42,9 +43,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pinbench.place.symmetry import same_as
 from pinbench.results.runs import RunRecord
 from pinbench.stats.detectable import comparison_noise, detectable_speedup
 from pinbench.stats.location import brunner_munzel
+from pinbench.stats.sample_size import MIN_N
 
 #: Random relabellings of a clear-winner test: only "at most alpha / 2?" is asked of it.
 CLEAR_DRAWS = 2000
@@ -85,8 +88,10 @@ def experiments(records: list[RunRecord], key: PlacementKey,
     """The cell's strategies grouped by what they ran, in ``order`` (the campaign's), then
     in the order they first appear in ``records``.
 
-    A strategy whose runs all planned one PU list is identified by ``key`` of that list; any
-    other (``os``, not bound; ``random``, a draw per run) is an experiment of its own.
+    A strategy whose runs all planned one PU list is identified by ``key`` of that list, and
+    is one experiment with the strategies of the same key
+    (:func:`pinbench.place.symmetry.same_as`); any other (``os``, not bound; ``random``, a
+    draw per run) is an experiment of its own.
     """
     rank = {strategy: k for k, strategy in enumerate(order)}
     plans: dict[str, set[str]] = {}
@@ -94,13 +99,16 @@ def experiments(records: list[RunRecord], key: PlacementKey,
     for record in sorted(records, key=lambda r: rank.get(r.strategy, len(rank))):
         plans.setdefault(record.strategy, set()).add(record.pus)
         stood_for.setdefault(record.strategy, record.stands_for.split())
-    groups: dict[Hashable, Experiment] = {}
+    keys: dict[str, Hashable | None] = {}
     for strategy, pus in plans.items():
         fixed = len(pus) == 1 and next(iter(pus)) != ""
-        ident = key(records[0].machine, tuple(map(int, next(iter(pus)).split()))) \
-            if fixed else ("own", strategy)
-        groups.setdefault(ident, Experiment([], fixed)).strategies += [strategy,
-                                                                        *stood_for[strategy]]
+        keys[strategy] = key(records[0].machine, tuple(map(int, next(iter(pus)).split()))) \
+            if fixed else None
+    first = same_as(keys)
+    groups: dict[str, Experiment] = {}
+    for strategy, ident in keys.items():
+        group = groups.setdefault(first.get(strategy, strategy), Experiment([], ident is not None))
+        group.strategies += [strategy, *stood_for[strategy]]
     for group in groups.values():
         group.strategies.sort(key=lambda s: rank.get(s, len(rank)))
     by_strategy = {s: group for group in groups.values() for s in group.strategies}
@@ -141,8 +149,8 @@ def cell_verdict(records: list[RunRecord], baseline: str, alpha: float,
     """
     groups = experiments(records, key, order)
     base = next((g for g in groups if baseline in g.strategies), None)
-    usable = base is not None and len(base.times) >= 3
-    tested = [g for g in groups if g is not base and len(g.times) >= 3] if usable else []
+    usable = base is not None and len(base.times) >= MIN_N
+    tested = [g for g in groups if g is not base and len(g.times) >= MIN_N] if usable else []
     raw = [brunner_munzel(np.array(base.times), np.array(g.times))[0] for g in tested]
     adjusted = holm(raw) if raw else []
     speedup = {g.name: _median(base.times) / _median(g.times) for g in tested}

@@ -133,6 +133,10 @@ def schema_error(error: jsonschema.ValidationError) -> str:
     if error.validator == "pattern" and error.schema["pattern"] == NAME_PATTERN:
         return (f"{where}: name {error.instance!r} is not allowed (use 1-64 letters, digits, "
                 "'_', '.' or '-', starting with a letter or digit; names become path parts)")
+    if where == "repetitions" and error.validator == "minimum":  # the schema's minimum: MIN_N
+        return (f"repetitions: {error.instance} runs per strategy are too few; the Speedup-Test "
+                f"needs at least {MIN_N} (its Shapiro-Wilk test of normality is not defined on "
+                "fewer)")
     return f"{where}: {error.message}"
 
 
@@ -219,14 +223,6 @@ def _check_derived_names(config: dict) -> None:
             built = Path(traced).name
             raise ConfigError(f"benchmarks.{plain[traced]}: clashes with the traced variant of "
                               f"benchmark {name!r} (both would build bin/{built}); rename it")
-
-
-def _check_repetitions(config: dict) -> None:
-    """Enough runs per strategy for the statistics (:data:`MIN_N`, the Speedup-Test's least sample)."""
-    if config["repetitions"] < MIN_N:
-        raise ConfigError(f"repetitions: {config['repetitions']} runs per strategy are too few; "
-                          f"the Speedup-Test needs at least {MIN_N} (its Shapiro-Wilk test of "
-                          f"normality is not defined on fewer)")
 
 
 def repetitions_warning(config: dict, machines: dict[str, Machine]) -> str:
@@ -428,7 +424,6 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     """
     check_values(config)
     validate_schema(config, SCHEMA)
-    _check_repetitions(config)
     _check_derived_names(config)
     try:
         graph = [s for s in config["strategies"] if needs_matrix(s)]
@@ -475,6 +470,28 @@ def _fields(entry: dict, **builtins: str) -> dict[str, str]:
     return dict(entry["params"]) | builtins
 
 
+#: The placeholders of a build command that name files (absolute paths, shell-quoted).
+PATH_FIELDS = ("output", "source", "tree")
+
+
+def build_fields(config: dict, bench: str, output: str,
+                 traced_flags: tuple[str, str] | None = None) -> dict[str, str]:
+    """The values of the placeholders of a benchmark's build command (:func:`build_command`),
+    the paths of :data:`PATH_FIELDS` absolute and not yet quoted."""
+    entry = config["benchmarks"][bench]
+    tree = traced_tree(output) if traced_flags and "tree" in entry else build_tree(config, bench)
+    fields = _fields(entry, **config["compiler"], output=os.path.abspath(output),
+                     source=entry.get("source", ""), tree=tree)
+    if traced_flags is not None:
+        fields.update(trace_cflags=traced_flags[0], trace_ldflags=traced_flags[1])
+    return fields
+
+
+def build_template(config: dict, bench: str, traced: bool = False) -> str:
+    """A benchmark's ``build`` command as written, or its ``trace_build`` (``traced``)."""
+    return config["benchmarks"][bench]["trace_build" if traced else "build"]
+
+
 def build_command(config: dict, bench: str, output: str,
                   traced_flags: tuple[str, str] | None = None) -> str:
     """The shell command that builds one benchmark into ``output`` (made an absolute path,
@@ -484,14 +501,9 @@ def build_command(config: dict, bench: str, output: str,
     benchmark's ``trace_build`` command, which builds the traced variant (in a copy of
     its ``tree``, if it has one: :func:`traced_tree`).
     """
-    entry = config["benchmarks"][bench]
-    tree = traced_tree(output) if traced_flags and "tree" in entry else build_tree(config, bench)
-    fields = _fields(entry, **config["compiler"], output=shlex.quote(os.path.abspath(output)),
-                     source=shlex.quote(entry.get("source", "")), tree=shlex.quote(tree))
-    if traced_flags is None:
-        return entry["build"].format(**fields)
-    fields.update(trace_cflags=traced_flags[0], trace_ldflags=traced_flags[1])
-    return entry["trace_build"].format(**fields)
+    fields = build_fields(config, bench, output, traced_flags)
+    fields.update({name: shlex.quote(fields[name]) for name in PATH_FIELDS})
+    return build_template(config, bench, traced_flags is not None).format(**fields)
 
 
 def build_sources(config: dict, bench: str, generated: frozenset[str] = frozenset()) -> list[str]:
@@ -535,6 +547,12 @@ def sequential_argv(config: dict, bench: str, binary: str) -> list[str] | None:
     size = entry["input"].format(**_fields(entry, threads="1"))
     return shlex.split(entry["sequential"].format(**_fields(
         entry, binary=shlex.quote(os.path.abspath(binary)), input=size, threads="1")))
+
+
+def run_env(config: dict, bench: str) -> dict[str, str]:
+    """What a benchmark's runs and traces add to their environment: the campaign's ``env``,
+    then the benchmark's."""
+    return config["env"] | config["benchmarks"][bench]["env"]
 
 
 def run_argv(config: dict, bench: str, binary: str, threads: int,

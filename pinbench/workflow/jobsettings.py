@@ -10,7 +10,7 @@ from pathlib import Path
 from pinbench.measure.progress import cell_name
 from pinbench.measure.settings import Explain, JobSettings
 from pinbench.native import NotBuilt
-from pinbench.place.symmetry import canonical_form
+from pinbench.place.symmetry import experiment_key, same_as
 from pinbench.results.placements import read_placement
 from pinbench.topology import parse_xml
 from pinbench.trace.build import ompt_tool
@@ -21,52 +21,52 @@ from pinbench.workflow.places import check_on_node
 def same_experiments(strategies: list[str], placement_files: list[str],
                      topology_xml: str) -> dict[str, str]:
     """strategy -> the earlier strategy (campaign order) whose placement it has, equal or equal
-    up to a symmetry of the machine (:func:`pinbench.place.symmetry.canonical_form`).
-
-    Only strategies with one fixed placement are merged: never ``os`` or ``random``.
-    """
+    up to a symmetry of the machine (:func:`pinbench.place.symmetry.same_as`)."""
     topo = parse_xml(Path(topology_xml).read_text(), topology_xml)
-    first: dict[tuple, str] = {}
-    same_as = {}
     placements = {placement.strategy: placement
                   for placement in map(read_placement, placement_files)}
+    keys = {}
     for strategy in strategies:
         placement = placements[strategy]
-        if not placement.pus or placement.per_repetition:
-            continue
-        form = canonical_form(topo, placement.pus)
-        if form in first:
-            same_as[strategy] = first[form]
-        else:
-            first[form] = strategy
-    return same_as
+        fixed = placement.pus and not placement.per_repetition
+        keys[strategy] = experiment_key(topo, placement.pus) if fixed else None
+    return same_as(keys)
 
 
-def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,
-                 placement_files: list[str], topology_xml: str,
-                 thread_counts: tuple[int, ...] = ()) -> str:
-    """The job's settings (:class:`JobSettings`) as the JSON that ``python -m pinbench.measure
-    --spec`` reads (``thread_counts``: the machine's; with ``explain``, T_1 is measured by the
-    job only when 1 is not among them). The OMPT tool is added at run time
-    (:func:`with_ompt_tool`)."""
+def job_settings(config: dict, machine: str, bench: str, threads: int, binary: str,
+                 thread_counts: tuple[int, ...] = (),
+                 same_as: dict[str, str] | None = None) -> JobSettings:
+    """The settings of the measurement job of ``bench`` with ``threads`` threads on
+    ``machine`` (``thread_counts``: the machine's; with ``explain``, T_1 is measured by the
+    job only when 1 is not among them; ``same_as``: :func:`same_experiments`)."""
     entry = config["benchmarks"][bench]
     explain = None if not config["explain"] else Explain(
         repetitions=config["explain"]["repetitions"],
         t1_argv=None if 1 in thread_counts else campaign.run_argv(config, bench, binary, 1),
         sequential_argv=campaign.sequential_argv(config, bench, binary))
-    return _text(JobSettings(
+    return JobSettings(
         machine=machine, benchmark=bench, threads=threads,
         argv=campaign.run_argv(config, bench, binary, threads),
         binary=os.path.abspath(binary),
-        env=config["env"] | entry["env"],
+        env=campaign.run_env(config, bench),
         validate=entry["validate"], time_regex=entry["time_regex"],
         exit_status=entry["exit_status"], metrics=entry["metrics"],
         timeout_s=entry["timeout_s"], repetitions=config["repetitions"],
         seed=config["seed"], order=config["order"], strategies=config["strategies"],
-        same_as=same_experiments(config["strategies"], placement_files, topology_xml),
-        quiet=config["quiet"],
+        same_as=same_as or {}, quiet=config["quiet"],
         stopping=config["stopping"] and config["stopping"] | {"confidence": config["confidence"]},
-        explain=explain))
+        explain=explain)
+
+
+def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,
+                 placement_files: list[str], topology_xml: str,
+                 thread_counts: tuple[int, ...] = ()) -> str:
+    """The job's settings (:func:`job_settings`, the strategies that are one experiment read
+    from its placement files) as the JSON that ``python -m pinbench.measure --spec`` reads.
+    The OMPT tool is added at run time (:func:`with_ompt_tool`)."""
+    return _text(job_settings(
+        config, machine, bench, threads, binary, thread_counts,
+        same_experiments(config["strategies"], placement_files, topology_xml)))
 
 
 def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:

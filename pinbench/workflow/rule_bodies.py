@@ -77,15 +77,19 @@ def building(config: dict, machine: campaign.Machine, wildcards, output: str,
                                 lambda line: print(f"build {bench}: {line}", flush=True), copy)
 
 
-def traced_build_command(config: dict, bench: str, output: str) -> str:
-    """The build command of a benchmark's tsan-traced variant. Without the tsan runtime the
-    campaign ends in one line (Snakemake would add a traceback to this rule parameter's
-    exception)."""
+def tsan_flags() -> tuple[str, str]:
+    """The compile and link flags of a tsan-traced build. Without the tsan runtime the
+    campaign ends in one line (Snakemake would add a traceback to the exception of the rule
+    parameter that asks)."""
     try:
-        flags = traced_build_flags()
+        return traced_build_flags()
     except NotBuilt as exc:
         sys.exit(f"pinbench: {exc}")
-    return campaign.build_command(config, bench, output, flags)
+
+
+def traced_build_command(config: dict, bench: str, output: str) -> str:
+    """The build command of a benchmark's tsan-traced variant."""
+    return campaign.build_command(config, bench, output, tsan_flags())
 
 
 def runs_table(job_tables, table: str, summary: str) -> str:

@@ -23,8 +23,8 @@ def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> N
 
     tracing = config["tracing"]
     argv = campaign.run_argv(config, wildcards.bench, binary, int(wildcards.n), traced=True)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} | config["env"] | \
-        config["benchmarks"][wildcards.bench]["env"]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} | \
+        campaign.run_env(config, wildcards.bench)
     key = hashlib.sha256(json.dumps(
         [hashlib.sha256(Path(binary).read_bytes()).hexdigest(), argv[1:], env, wildcards.n,
          tracing], sort_keys=True).encode()).hexdigest()[:16]

@@ -34,7 +34,7 @@
  *   a read (load), a write (store) or both (read-modify-write, exchange, CAS).
  *
  * Build: cc -O2 -fPIC -c tsan_rt.c; ar rcs libpinbench_tsan.a tsan_rt.o tsan_wrap.o
- * (affinity/trace/build.py does it on demand).  The runtime itself must NOT be compiled
+ * (pinbench setup does it: pinbench/native.py).  The runtime itself must NOT be compiled
  * with -fsanitize=thread.
  */
 #define _GNU_SOURCE

@@ -31,7 +31,7 @@
  *
  * Built out of tree against Debian's valgrind package only (headers in
  * /usr/include/valgrind, libcoregrind and libvex in /usr/lib/x86_64-linux-gnu/valgrind);
- * affinity/trace/build.py has the exact command lines and makes VALGRIND_LIB.
+ * pinbench/native.py has the exact command lines and makes VALGRIND_LIB.
  */
 #include <stddef.h> /* offsetof (the compiler's header) */
 

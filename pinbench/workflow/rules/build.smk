@@ -1,4 +1,4 @@
-# Builds that share a source tree run one at a time (affinity/workflow/building.py), on the
+# Builds that share a source tree run one at a time (pinbench/workflow/building.py), on the
 # measured machine (PLACES).
 for place in PLACES:
 
@@ -17,6 +17,9 @@ for place in PLACES:
         params:
             cmd=lambda wildcards, output: campaign.build_command(
                 config, wildcards.bench, output[0]
+            ),
+            settings=lambda wildcards: rule_settings.build(
+                config, wildcards.bench, LAYOUT.binary(wildcards.machine, wildcards.bench), PROJECT
             ),
         message:
             "build {wildcards.bench}: {params.cmd}"

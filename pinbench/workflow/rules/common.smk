@@ -21,7 +21,8 @@ try:
     from pinbench.results.layout import STATS_FILES, Layout
     from pinbench.seeding import derive_seed
     from pinbench.workflow import accounting, campaign, config_file, jobsettings, outcome
-    from pinbench.workflow import places, rule_bodies, snakemake_adapter, tracecache
+    from pinbench.workflow import places, rule_bodies, rule_settings, snakemake_adapter
+    from pinbench.workflow import tracecache
     from pinbench.workflow.building import generated_files
     from pinbench.stats import analyse as stats_analysis, explain as stats_explain
     from pinbench.stats import models as stats_models

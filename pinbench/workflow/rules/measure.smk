@@ -31,6 +31,14 @@ for place in PLACES:
                 input.topology,
                 MACHINES[wildcards.machine].threads,
             ),
+            settings=lambda wildcards: rule_settings.measure(
+                config,
+                wildcards.machine,
+                wildcards.bench,
+                int(wildcards.n),
+                LAYOUT.binary(wildcards.machine, wildcards.bench),
+                MACHINES[wildcards.machine].threads,
+            ),
             explained=explained_option,
             command=lambda wildcards, input: jobsettings.run_command(
                 config, wildcards.bench, input.binary, int(wildcards.n)

@@ -20,6 +20,12 @@ for place in PLACES:
             cmd=lambda wildcards, output: rule_bodies.traced_build_command(
                 config, wildcards.bench, output[0]
             ),
+            settings=lambda wildcards: rule_settings.traced_build(
+                config,
+                wildcards.bench,
+                LAYOUT.binary(wildcards.machine, wildcards.bench, traced=True),
+                PROJECT,
+            ),
         message:
             "build {wildcards.bench} for tracing: {params.cmd}"
         log:
@@ -47,6 +53,9 @@ for place in PLACES:
             **place.resources(),
         params:
             tracing=config["tracing"],
+            settings=lambda wildcards: rule_settings.trace(
+                config, wildcards.bench, int(wildcards.n), traced_binary(wildcards)
+            ),
         message:
             "trace {wildcards.bench} with {wildcards.n} threads ({params.tracing[tracer]})"
         log:

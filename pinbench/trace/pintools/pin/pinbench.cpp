@@ -23,7 +23,7 @@
  *
  * Knobs:  -o PATH (required)  -json PATH  -weight [parallel-]common|min|events  -line BYTES
  *         -threads N (least matrix size)  -raw PATH (line,thread,count records)
- * Build:  make PIN_ROOT=<kit> obj-intel64/pinbench.so   (affinity/trace/build.py does it)
+ * Build:  make PIN_ROOT=<kit> obj-intel64/pinbench.so   (pinbench setup does it: pinbench/native.py)
  * Run:    $PIN_ROOT/pin -t obj-intel64/pinbench.so -o m.csv -- ./program args
  */
 #include "pin.H"

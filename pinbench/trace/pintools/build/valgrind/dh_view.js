@@ -1,1 +1,0 @@
-/usr/libexec/valgrind/dh_view.js

@@ -1,0 +1,228 @@
+"""Editing a finished campaign through the real `pinbench run`: each change re-does exactly what
+depends on it (rebuild, re-trace, re-measure with the old journal set aside and named), never
+nothing, never everything (pinbench/workflow/rule_settings.py)."""
+import copy
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import DATA
+
+from pinbench.measure.job import Job
+from pinbench.measure.journal import described, what_changed
+from pinbench.results.placements import Placement
+from pinbench.workflow import campaign as campaigns, jobsettings
+
+CAMPAIGN = {
+    "campaign": "changes",
+    "repetitions": 3,
+    "threads": [2],
+    "strategies": ["os", "compact"],
+    "tracing": {"when": "always"},
+    "explain": {"repetitions": 3},
+    "machines": {"here": {"topology": "auto"}},
+    "benchmarks": {
+        "spin": {"description": "spins", "source": "src/spin.c", "params": {"ms": 20},
+                 "input": "{ms}", "timeout_s": 20},
+        "spin2": {"source": "src/spin.c", "input": "10", "timeout_s": 20},
+    },
+}
+#: What a benchmark's jobs are called in a dry run's messages (rules/*.smk: ``message``).
+MESSAGES = re.compile(r"Job \d+: (build|trace|measure) ([^\s:]+)( for tracing)?")
+
+
+def pinbench(work: Path, *args: str) -> subprocess.CompletedProcess:
+    """``pinbench run campaign.yaml ARGS`` in the project ``work``, with a machine lock of its own."""
+    env = os.environ | {"PINBENCH_LOCK": str(work / "machine.lock")}
+    return subprocess.run([sys.executable, "-m", "pinbench", "run", "campaign.yaml", *args],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=600)
+
+
+def write_campaign(work: Path, **changes) -> None:
+    """The campaign with ``changes`` (dotted path -> value: ``benchmarks.spin.validate``)."""
+    config = copy.deepcopy(CAMPAIGN)
+    for path, value in changes.items():
+        *parents, key = path.split(".")
+        entry = config
+        for name in parents:
+            entry = entry.setdefault(name, {})
+        entry[key] = value
+    (work / "campaign.yaml").write_text(json.dumps(config))
+
+
+def planned(work: Path) -> set[tuple[str, str]]:
+    """The jobs of one benchmark that ``pinbench run -n`` plans: (rule, benchmark) each."""
+    dry = pinbench(work, "-n")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    text = dry.stdout + dry.stderr
+    if "Nothing to be done" in text:
+        return set()
+    jobs = set()
+    for block in re.split(r"^\[\w{3} \w{3} .*\]$", text, flags=re.M)[1:]:
+        head = block.strip().splitlines()[0]
+        named = MESSAGES.match(head)
+        if named:
+            rule = "build_traced" if named.group(3) else named.group(1)
+            jobs.add((rule, named.group(2)))
+            continue
+        bench = re.search(r"^    wildcards: .*\bbench=([^,\s]+)", block, re.M)
+        if bench:
+            jobs.add((re.match(r"rule (\w+):", head).group(1), bench.group(1)))
+    return jobs
+
+
+def set_aside(results: Path) -> dict[str, str]:
+    """Every journal set aside, by its path below the machine, with what its note says changed."""
+    return {str(path.relative_to(results / "here")).split(".stale-")[0]:
+            json.loads(Path(f"{path}.why").read_text())["changed"]
+            for path in results.glob("here/*/*/t*.stale-*[0-9]")}
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> tuple[Path, Path]:
+    """A finished tiny campaign (two benchmarks, traced, with explained runs) and a copy of it
+    as it finished."""
+    base = tmp_path_factory.mktemp("changes")
+    work = base / "project"
+    (work / "src").mkdir(parents=True)
+    shutil.copy(DATA / "spin.c", work / "src" / "spin.c")
+    write_campaign(work)
+    run = pinbench(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    shutil.copytree(work, base / "finished", symlinks=True)
+    return work, base / "finished"
+
+
+@pytest.fixture
+def work(finished) -> Path:
+    """The finished campaign, as it finished, where it ran (its sources' paths are the build
+    rules' inputs: moved, it would rebuild)."""
+    work, copy = finished
+    shutil.rmtree(work)
+    shutil.copytree(copy, work, symlinks=True)
+    return work
+
+
+SPIN = {"build": ("build", "spin"), "traced": ("build_traced", "spin"),
+        "trace": ("trace", "spin"), "place": ("placement", "spin"),
+        "measure": ("measure", "spin")}
+EVERY_BUILD = {(rule, bench) for bench in ("spin", "spin2")
+               for rule in ("build", "build_traced", "trace", "placement", "measure")}
+
+
+@pytest.mark.parametrize(("changes", "jobs"), [
+    ({}, set()),
+    # what defines no build, trace or measurement
+    ({"benchmarks.spin.description": "spins more", "quiet.max_wait_s": 3}, set()),
+    ({"benchmarks.spin2.validate": "^validation: O"}, {("measure", "spin2")}),
+    # a build, and what is built from it (the trace runs the traced build)
+    ({"benchmarks.spin.build": "{cc} {cflags} -DX -o {output} {source} {ldflags}"},
+     {SPIN["build"], SPIN["measure"]}),
+    ({"benchmarks.spin.trace_build":
+      "{cc} {cflags} {trace_cflags} -DX -o {output} {source} {ldflags} {trace_ldflags}"},
+     {SPIN["traced"], SPIN["trace"], SPIN["place"], SPIN["measure"]}),
+    ({"compiler.cflags": "-O1 -fopenmp"}, EVERY_BUILD),
+    # a run: traced and measured alike
+    ({"benchmarks.spin.params.ms": 21}, {SPIN["trace"], SPIN["place"], SPIN["measure"]}),
+    ({"benchmarks.spin.input": "{ms} x"}, {SPIN["trace"], SPIN["place"], SPIN["measure"]}),
+    ({"benchmarks.spin.run": "{binary} {input} x"},
+     {SPIN["trace"], SPIN["place"], SPIN["measure"]}),
+    ({"benchmarks.spin.env": {"X": "1"}}, {SPIN["trace"], SPIN["place"], SPIN["measure"]}),
+    ({"benchmarks.spin.exit_status": [0, 3]}, {SPIN["trace"], SPIN["place"], SPIN["measure"]}),
+    ({"benchmarks.spin.trace_input": "5"}, {SPIN["trace"], SPIN["place"], SPIN["measure"]}),
+    # how a run is judged: measured only
+    ({"benchmarks.spin.validate": "^validation: O"}, {SPIN["measure"]}),
+    ({"benchmarks.spin.time_regex": r"kernel_time_s: (\S+)"}, {SPIN["measure"]}),
+    ({"benchmarks.spin.metrics": {"checksum": r"checksum: (\d+)"}}, {SPIN["measure"]}),
+    ({"benchmarks.spin.timeout_s": 30}, {SPIN["measure"]}),
+    ({"explain.repetitions": 4}, {SPIN["measure"], ("measure", "spin2")}),
+])
+def test_a_dry_run_plans_what_depends_on_the_change(work, changes, jobs):
+    write_campaign(work, **changes)
+    assert planned(work) == jobs
+
+
+def test_edits_rebuild_and_remeasure_what_they_change(work):
+    results = work / "results" / "changes"
+    binary = results / "here" / "bin" / "spin"
+    journal = results / "here" / "journal" / "spin" / "t2.jsonl"
+    digest, runs = hashlib.sha256(binary.read_bytes()).hexdigest(), journal.read_text()
+
+    # a build that makes the same binary: rebuilt, measured runs kept
+    write_campaign(work, **{"benchmarks.spin.build":
+                            "{cc} {cflags} -DUNUSED -o {output} {source} {ldflags}"})
+    run = pinbench(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert hashlib.sha256(binary.read_bytes()).hexdigest() == digest
+    assert journal.read_text() == runs and set_aside(results) == {}
+    assert planned(work) == set()
+
+    # a build that makes another binary: the measurement is another one
+    write_campaign(work, **{"benchmarks.spin.build":
+                            "{cc} -O0 -fopenmp -o {output} {source} {ldflags}"})
+    run = pinbench(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert hashlib.sha256(binary.read_bytes()).hexdigest() != digest
+    assert set_aside(results) == {"journal/spin/t2.jsonl": "binary changed",
+                                  "explained/spin/t2.journal.jsonl": "binary changed"}
+    assert "WARNING: measurements set aside: here/spin/t2: " in run.stdout
+
+    # how a run is judged: measured again, the journals set aside say what changed
+    for path in results.glob("here/*/*/t*.stale-*"):
+        path.unlink()
+    write_campaign(work, **{"benchmarks.spin.build":
+                            "{cc} -O0 -fopenmp -o {output} {source} {ldflags}",
+                            "benchmarks.spin.validate": "^validation: O"})
+    assert planned(work) == {SPIN["measure"]}
+    run = pinbench(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert set_aside(results) == {"journal/spin/t2.jsonl": "command (validate) changed",
+                                  "explained/spin/t2.journal.jsonl": "command (validate) changed"}
+    assert planned(work) == set()
+
+
+def _job(config: dict, binary: Path) -> Job:
+    """The measurement job of benchmark spin with 2 threads that the campaign makes."""
+    config, machines = campaigns.load_campaign(copy.deepcopy(config), binary.parent)
+    settings = jobsettings.job_settings(config, "here", "spin", 2, str(binary),
+                                        machines["here"].threads)
+    return Job.of(settings, [Placement(strategy=strategy, threads=2, topology="auto",
+                                       placeable=[0, 1], pus=pus, J=None)
+                             for strategy, pus in (("os", None), ("compact", [0, 1]))])
+
+
+@pytest.mark.parametrize(("field", "value", "changed"), [
+    ("benchmarks.spin.input", "21", "command (argv) changed"),
+    ("benchmarks.spin.run", "{binary} {input} x", "command (argv) changed"),
+    ("env", {"X": "1"}, "command (env) changed"),
+    ("benchmarks.spin.validate", "^validation: O", "command (validate) changed"),
+    ("benchmarks.spin.time_regex", r"kernel_time_s: (\S+)", "command (time_regex) changed"),
+    ("benchmarks.spin.exit_status", [0, 3], "command (exit_status) changed"),
+    ("benchmarks.spin.metrics", {"sum": r"checksum: (\d+)"}, "command (metrics) changed"),
+    ("benchmarks.spin.timeout_s", 30, "command (timeout_s) changed"),
+    ("repetitions", 12, "plan (repetitions) changed"),
+    ("seed", 1, "plan (seed) changed"),
+    ("order", "back-to-back", "plan (order) changed"),
+    ("stopping", {"policy": "precision", "min": 6}, "plan (stopping) changed"),
+])
+def test_a_journal_set_aside_names_the_setting_that_changed(tmp_path, field, value, changed):
+    config = copy.deepcopy(CAMPAIGN) | {"explain": None, "tracing": {"when": "never"},
+                                        "repetitions": 10}
+    shutil.copy(DATA / "spin.c", tmp_path / "spin.c")
+    config["benchmarks"] = {"spin": CAMPAIGN["benchmarks"]["spin"] | {"source": "spin.c"}}
+    before = _job(config, tmp_path / "spin.c")
+    *parents, key = field.split(".")
+    entry = config
+    for name in parents:
+        entry = entry[name]
+    entry[key] = value
+    after = _job(config, tmp_path / "spin.c")
+    assert after.fingerprint() != before.fingerprint()
+    assert what_changed(described(before.fingerprint_parts(), before.fingerprint_fields()),
+                        described(after.fingerprint_parts(), after.fingerprint_fields())) == changed
