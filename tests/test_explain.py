@@ -172,6 +172,7 @@ def kernel(tmp_path_factory) -> Path:
     return compile_c(Path(KERNEL), tmp_path_factory.mktemp("kernel") / "kernel")
 
 
+@pytest.mark.slow
 def test_a_kernel_only_printed_time_is_explained_over_the_whole_run(kernel, tmp_path):
     """300 ms of shared initialisation, then a printed 60 ms kernel where the worker waits for
     thread 0: over the whole run, I_P is the worker's 60 ms and there is no inflation. The
@@ -192,6 +193,7 @@ def test_a_kernel_only_printed_time_is_explained_over_the_whole_run(kernel, tmp_
     assert mixed["I_P"] == 0  # the planted failure: the printed time as the initial thread's
 
 
+@pytest.mark.slow
 def test_t1_runs_on_the_explained_runs_runtime_and_the_program_s_own_is_shown(kernel, tmp_path):
     """GOMP_MS = 80: the gcc build works 80 ms more on its own runtime (libgomp) than on libomp.
     T_1 comes from the explained one-thread runs (libomp), so F_P is about 0 at one and two
@@ -214,11 +216,12 @@ def test_t1_runs_on_the_explained_runs_runtime_and_the_program_s_own_is_shown(ke
     assert one["W_P"] - one["T_1_uninstrumented"] < -0.05  # what a libgomp T_1 made of it
 
 
+@pytest.mark.slow
 def test_explained_runs_that_do_not_reproduce_the_timing_runs_explain_nothing(kernel, tmp_path):
     """TOOL_MS = 150: a bound strategy's explained runs print 150 ms more than its timing runs
     (the printed kernel is 60 ms): not reproduced, and the reading says so instead of
     explaining; the unbound os reproduces."""
-    from pinbench.report.explain_section import reading
+    from pinbench.stats.explain_readings import reading
     tool = ompt_tool()
     argv = [str(kernel), "100", "60", "0", "150"]
     rows, runs = [], []
@@ -254,7 +257,7 @@ def test_a_reading_names_only_differences_that_are_measurable():
     """compact's runs take 10% less with the same idle time: lower work inflation, named;
     its idle time is lower too, by 6.5e-7 thread-s every run (the issue's "7% less"), beyond
     noise but far below MIN_SHARE of P·T_P: not named."""
-    from pinbench.report.explain_section import reading
+    from pinbench.stats.explain_readings import reading
     os_ = synthetic("os", [jitter(1.0, k) for k in range(10)],
                     [9.3e-6 + 1e-9 * k for k in range(10)])
     compact = synthetic("compact", [jitter(0.9, k) for k in range(10)],
@@ -270,7 +273,7 @@ def test_a_reading_names_only_differences_that_are_measurable():
 
 
 def test_a_reading_says_when_the_explained_runs_show_no_difference_or_the_opposite():
-    from pinbench.report.explain_section import reading
+    from pinbench.stats.explain_readings import reading
     same = [jitter(1.0, k, 0.05) for k in range(10)]
     table = explain_table(synthetic("os", same, [0.1] * 10)
                           + synthetic("compact", same[::-1], [0.1] * 10), [])
@@ -383,5 +386,16 @@ def test_campaign_with_explained_runs(tmp_path):
     assert "Why a placement wins" in report and "redirected to libomp" in report
     assert "Time base: the whole run, of which the printed time is" in report
     assert "compact beats os" not in report
+    # the terminal and the report give the same reason for the cell that explains nothing
+    reason = "compact: not applicable, the explained runs took 0.21"
+    terminal = (results / "stats" / "explain.txt").read_text()
+    assert f"== results/expl/stats/explain.txt\n{terminal}" in run.stdout
+    assert "here/kernel: explained over the whole run, of which the printed time is" in terminal
+    assert reason in terminal and reason in report
+    assert "here/plain: explained over the whole run\n  2 threads: " in terminal
+    assert "No breakdown: no explained run succeeded: no OMPT record" in terminal
+    # one thread count: no scalability models, and both say why
+    why = "no scalability models on here: 1 thread counts (2); Extra-P needs at least 5"
+    assert why in run.stdout and why in report
     # the benchmark without a breakdown says why
     assert "No breakdown for 2 threads: no explained run succeeded: no OMPT record" in report

@@ -96,6 +96,7 @@ def test_the_gate_passes_planted_laws_and_refuses_what_no_term_predicts():
             assert r["accepted"] == 0, r
 
 
+@pytest.mark.slow
 def test_cells_measured_at_other_thread_counts_are_modelled_apart(tmp_path):
     """Extra-P models every callpath of one input at the same points: a cell that lost a thread
     count (its runs failed there) is modelled in a call of its own, not the machine's all."""

@@ -173,7 +173,7 @@ def all_targets():
     targets = [LAYOUT.plan(m.name) for m in PLANNED]
     if MEASURED:
         targets += [LAYOUT.all_runs, LAYOUT.cells_summary, LAYOUT.stats("tables")]
-        targets += [LAYOUT.explain_table] if EXPLAIN else []
+        targets += [LAYOUT.explain_table, LAYOUT.explain_text] if EXPLAIN else []
     if MODELLED:
         targets.append(LAYOUT.models_text)
     return targets + [LAYOUT.report]
