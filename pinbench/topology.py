@@ -112,6 +112,25 @@ def _restricted(node: Node, allowed: frozenset[int], parent: Node | None) -> Nod
     return copy if copy.children else None
 
 
+@dataclass(frozen=True)
+class CpuKind:
+    """One kind of CPU of a hybrid machine (hwloc's ``cpukind``): a name and its PUs."""
+
+    name: str  #: hwloc's ``CoreType`` (``IntelCore``, ``IntelAtom``), else its frequency or rank
+    pus: frozenset[int]
+
+
+def _kinds(root_el: ET.Element) -> tuple[CpuKind, ...]:
+    """The ``cpukind`` elements of an hwloc 2 XML, in hwloc's order (least efficient first)."""
+    kinds = []
+    for rank, element in enumerate(root_el.findall("cpukind")):
+        info = {i.get("name"): i.get("value") for i in element.findall("info")}
+        name = info.get("CoreType") or (f"{info['FrequencyMaxMHz']} MHz"
+                                        if "FrequencyMaxMHz" in info else f"kind {rank}")
+        kinds.append(CpuKind(name, parse_cpuset(element.get("cpuset", ""))))
+    return tuple(kinds)
+
+
 class Topology:
     """The CPU tree of one machine and the PUs a process may use on it.
 
@@ -119,13 +138,17 @@ class Topology:
     restricted to the placeable PUs (objects without a placeable PU below
     them left out), the tree every strategy, the labelling and the objective
     work on. On an unrestricted machine both hold the same objects.
+
+    ``kinds``: the CPU kinds of a hybrid machine, least efficient first, as hwloc ranks them
+    (none, or one, on other machines).
     """
 
     def __init__(self, whole: Node, allowed: frozenset[int] | None = None,
-                 source: str = "", xml: str = ""):
+                 source: str = "", xml: str = "", kinds: tuple[CpuKind, ...] = ()):
         self.whole = whole
         self.source = source
         self.xml = xml
+        self.kinds = kinds
         name = source or "topology"
         leaves = _pus(whole)
         if not leaves:
@@ -144,6 +167,7 @@ class Topology:
         self._leaves = _pus(root)
         self._by_index = {pu.os_index: pu for pu in self._leaves}
         self._sub_ids: dict[int, tuple[int, ...]] = {}  # filled by the first sub_ids call
+        self._on_kind: dict[frozenset[int], Topology] = {}  # on_best_kind's, made once
 
     @property
     def pus(self) -> list[int]:
@@ -194,6 +218,45 @@ class Topology:
                 return node
         raise TopologyError(f"PUs {a} and {b} share no ancestor")
 
+    @property
+    def hybrid(self) -> bool:
+        """Whether the machine has more than one kind of CPU with placeable PUs."""
+        return sum(1 for kind in self.kinds if kind.pus & self.allowed) > 1
+
+    def kind_of(self, pu: int) -> str:
+        """The name of the PU's CPU kind ("" on a machine of one kind)."""
+        return next((kind.name for kind in self.kinds if pu in kind.pus), "")
+
+    def off_best_kind(self, pus: list[int]) -> int:
+        """How many of ``pus`` are not on the most efficient kind (0 on a machine of one kind)."""
+        if not self.hybrid:
+            return 0
+        best = self.kinds[-1].pus
+        return sum(1 for pu in pus if pu not in best)
+
+    def on_best_kind(self, threads: int) -> Topology:
+        """This machine restricted to its most efficient kind when ``threads`` fit on its
+        placeable PUs there (so a strategy fills P-cores, hardware threads included, before an
+        E-core); itself otherwise, and on a machine of one kind."""
+        if not self.hybrid:
+            return self
+        best = self.allowed & self.kinds[-1].pus
+        if threads > len(best):
+            return self
+        if best not in self._on_kind:
+            self._on_kind[best] = Topology(self.whole, best, self.source, self.xml, self.kinds)
+        return self._on_kind[best]
+
+    def kinds_line(self) -> str:
+        """The kinds and their placeable PUs, most efficient first ("" on a machine of one
+        kind): ``CPU kinds: IntelCore 12 PUs (most efficient), IntelAtom 8 PUs``."""
+        if not self.hybrid:
+            return ""
+        parts = [f"{kind.name} {len(kind.pus & self.allowed)} PUs"
+                 + (" (most efficient)" if rank == 0 else "")
+                 for rank, kind in enumerate(reversed(self.kinds)) if kind.pus & self.allowed]
+        return "CPU kinds: " + ", ".join(parts)
+
     @cached_property
     def level_names(self) -> list[str]:
         """Object types from the root down along the first placeable PU's branch."""
@@ -220,7 +283,8 @@ class Topology:
             seen[name] = seen.get(name, -1) + 1
             if name != "Machine":
                 levels.append(f"{name}:{counts[name, seen[name]]}")
-        return f"{' '.join(levels)}; {len(self.placeable)} of {len(self.pus)} PUs placeable"
+        kinds = f"; {self.kinds_line()}" if self.hybrid else ""
+        return f"{' '.join(levels)}; {len(self.placeable)} of {len(self.pus)} PUs placeable{kinds}"
 
 
 def parse_xml(text: str, source: str = "", restrict_to: frozenset[int] | None = None) -> Topology:
@@ -246,7 +310,7 @@ def parse_xml(text: str, source: str = "", restrict_to: frozenset[int] | None = 
     allowed_set = parse_cpuset(allowed) if allowed else None
     if restrict_to is not None:
         allowed_set = restrict_to if allowed_set is None else allowed_set & restrict_to
-    return Topology(_build(machine, None), allowed_set, source, text)
+    return Topology(_build(machine, None), allowed_set, source, text, _kinds(root_el))
 
 
 def _hwloc_version() -> str:

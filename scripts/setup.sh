@@ -25,6 +25,7 @@ elif ! command -v clang >/dev/null; then
   missing+=(libomp-dev)
 fi
 python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
+command -v likwid-pin >/dev/null || missing+=(likwid)  # likwid-pin expressions are checked against it
 [ -x /usr/bin/chromium ] || missing+=(chromium)   # the report test opens the report in it
 # the SLURM test starts a one-host cluster (slurmctld, slurmd, munged) of its own
 command -v slurmctld >/dev/null && command -v slurmd >/dev/null || missing+=(slurm-wlm)

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import yaml
 from conftest import ROOT
 
@@ -34,6 +35,7 @@ def imported_modules(stderr: str) -> set[str]:
             if line.startswith("import time:") and line.count("|") == 2} - {"package"}
 
 
+@pytest.mark.slow
 def test_the_measuring_process_imports_no_placement_algorithm(spin_binaries, tmp_path):
     """A real job through ``python -m pinbench.measure``, every import of its life recorded."""
     topo = load("auto")
@@ -86,6 +88,7 @@ def test_reading_a_campaign_imports_no_numerical_library():
     assert sorted(numerical(modules)) == []
 
 
+@pytest.mark.slow
 def test_a_snakemake_call_imports_no_numerical_library_of_its_own(tmp_path):
     """A real ``pinbench run -n`` of a campaign with every kind of job (a measured and a
     planned machine, graph strategies and their traces, explained runs) loads only the

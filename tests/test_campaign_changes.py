@@ -116,6 +116,7 @@ EVERY_BUILD = {(rule, bench) for bench in ("spin", "spin2")
                for rule in ("build", "build_traced", "trace", "placement", "measure")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("changes", "jobs"), [
     ({}, set()),
     # what defines no build, trace or measurement
@@ -148,6 +149,7 @@ def test_a_dry_run_plans_what_depends_on_the_change(work, changes, jobs):
     assert planned(work) == jobs
 
 
+@pytest.mark.slow
 def test_edits_rebuild_and_remeasure_what_they_change(work):
     results = work / "results" / "changes"
     binary = results / "here" / "bin" / "spin"

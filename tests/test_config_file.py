@@ -80,6 +80,7 @@ def test_every_bad_config_has_its_expected_message():
     assert sorted(p.name for p in BAD.glob("*.yaml")) == sorted(BAD_CONFIGS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BAD_CONFIGS))
 def test_pinbench_run_refuses_a_bad_config_in_one_line(name, tmp_path):
     path = BAD / name
@@ -90,6 +91,7 @@ def test_pinbench_run_refuses_a_bad_config_in_one_line(name, tmp_path):
     assert lines[0].startswith(expected), lines[0]
 
 
+@pytest.mark.slow
 def test_a_file_above_the_size_limit_is_refused_before_it_is_read(tmp_path):
     huge = tmp_path / "huge.yaml"
     with huge.open("wb") as handle:  # 40 MB, sparse: nothing is written but the size
@@ -141,6 +143,7 @@ def said(proc) -> list[str]:
     return [line for line in (proc.stdout + proc.stderr).splitlines() if "profile" not in line]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, args", [
     ("duplicate-key.yaml", ["-n"]),  # what Snakemake's reader lets through
     ("nan-confidence.yaml", []),  # what no schema refuses; the profile's settings, every core
@@ -155,6 +158,7 @@ def test_plain_snakemake_refuses_in_one_line_what_its_reader_lets_through(tmp_pa
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, problem", [
     ("missing-campaign.yaml", "ValidationError: 'campaign' is a required property"),
     ("huge-timeout.yaml", "ValidationError: 1e+300 is greater than the maximum of 604800"),
@@ -170,6 +174,7 @@ def test_plain_snakemake_refuses_a_schema_error_by_its_validate(tmp_path, name, 
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow
 def test_plain_snakemake_says_in_its_words_what_its_reader_stops_at(tmp_path):
     """Snakemake reads --configfile before any line of the Snakefile runs."""
     proc = snakemake(BAD / "unclosed-list.yaml", tmp_path, "-n")
@@ -227,6 +232,7 @@ def mutate(config: dict, rng: random.Random) -> tuple[dict, str]:
     return config, f"{kind} {path}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", VALID, ids=lambda p: p.name)
 def test_mutated_valid_configs_validate_or_raise_one_config_error(source, monkeypatch):
     original = config_file.load(source)

@@ -84,6 +84,7 @@ def test_the_readme_is_under_200_lines():
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) < 200
 
 
+@pytest.mark.slow
 def test_the_site_builds_strictly_without_a_warning(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict",
                            "--config-file", str(ROOT / "mkdocs.yml"),

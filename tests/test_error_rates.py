@@ -8,6 +8,9 @@ import pytest
 
 from pinbench.stats.simulate import grid, measure, standard_error
 
+#: Simulations and Snakemake runs of several seconds each: outside `make test-fast`.
+pytestmark = pytest.mark.slow
+
 ALPHA = 0.05
 CONDITIONS = {condition.name.split(",")[0]: (condition, campaigns)
               for condition, campaigns in grid("small", ALPHA)}

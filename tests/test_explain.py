@@ -335,6 +335,7 @@ def test_explain_config_defaults_and_refusals(tmp_path):
         load_campaign(json.loads(json.dumps(base)) | {"benchmarks": {"b": bench}}, ROOT)
 
 
+@pytest.mark.slow
 def test_campaign_with_explained_runs(tmp_path):
     plain = tmp_path / "plain.c"
     plain.write_text('#include <stdio.h>\nint main(void){puts("validation: OK");return 0;}\n')

@@ -195,6 +195,7 @@ def reduced_cases(rng):
         yield symmetric(rng, n, high=100, density=0.1)
 
 
+@pytest.mark.slow
 def test_reduced_matching_reaches_the_same_total_weight_as_the_whole_graph():
     """Reduced-cost elimination keeps the matching exact: the same weight as rustworkx on every
     edge, on dense, heavy-tailed, planted and sparse matrices, odd N included."""

@@ -62,6 +62,7 @@ def table(title, rows):
               f"{np.quantile(r, 0.9):>7.4f} {r.max():>7.4f}")
 
 
+@pytest.mark.slow
 def test_against_the_brute_force_optimum(machines):
     """hierarchical: optimal in >= 95% of random cases, never worse than the best of the five."""
     ratios: dict[str, list[float]] = {}

@@ -3,7 +3,7 @@
 libomp (Debian's, clang 14) reads the machine from a fake /proc/cpuinfo
 (``KMP_TOPOLOGY_METHOD=cpuinfo``, ``KMP_CPUINFO_FILE``: "processor", "physical id",
 "core id", "thread id") and keeps only the OS procs of its affinity mask;
-tests/data/kmp_fake_mask.c, preloaded, gives it the mask and processor count of the
+tests/data/fake_mask.c, preloaded, gives it the mask and processor count of the
 faked machine. With ``KMP_AFFINITY=verbose,granularity=fine,compact|scatter`` each
 thread prints the OS proc it is bound to. pinbench gets the same machine as an hwloc
 synthetic string, with the same allowed PUs (``lstopo --allow``). The cpuinfo file is
@@ -102,9 +102,9 @@ def libomp_placement(binary: Path, shim: Path, info: Path, kind: str, threads: i
 def shim(tmp_path_factory):
     if shutil.which("gcc") is None or not Path(CLANG_OMP).exists():
         pytest.fail("gcc and LLVM's libomp (libomp-dev) are needed (run scripts/setup.sh)")
-    out = tmp_path_factory.mktemp("kmp") / "kmp_fake_mask.so"
+    out = tmp_path_factory.mktemp("kmp") / "fake_mask.so"
     subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out),
-                    str(DATA / "kmp_fake_mask.c"), "-ldl"], check=True)
+                    str(DATA / "fake_mask.c"), "-ldl"], check=True)
     return out
 
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from test_launcher import TWO_PUS, job, placement
 
 from pinbench.measure import outputs
@@ -86,6 +87,7 @@ def test_a_journal_from_before_the_merge_goes_on_measuring_every_strategy(spin_b
     assert any("timed by an older launcher" in line for line in said)  # its header has no timer
 
 
+@pytest.mark.slow
 def test_a_run_beside_a_cpu_burner_is_waited_for_or_marked(spin_binaries, tmp_path):
     """A burner that is not the launcher's child keeps both CPUs partly busy."""
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
@@ -129,6 +131,7 @@ def test_a_job_with_the_stopping_rule_stops_once_every_median_is_known(spin_bina
     assert again == records
 
 
+@pytest.mark.slow
 def test_the_stopping_rule_keeps_the_family_wise_rate():
     """504 simulated cells of 8 strategies, times spread 2%, stopping at 2% from round 10
     (docs/statistics-error-rates.md: python -m pinbench.stats.simulate)."""

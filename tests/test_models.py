@@ -36,6 +36,7 @@ def selected(rows, bench, statistic="median"):
     return row
 
 
+@pytest.mark.slow
 def test_planted_terms_are_recovered(rows):
     row = selected(rows, "overhead")
     assert row["quantity"] == "time_median" and "p^(1) * log2(p)^(1)" in row["model"]
@@ -260,6 +261,7 @@ def test_inflation_across_zero_and_waits(explained):
         "4 explained thread counts: Extra-P needs at least 5") for r in few)
 
 
+@pytest.mark.slow
 def test_no_explain_table_models_the_times_only(tmp_path):
     models(planted(counts=[1, 2, 3, 4, 5]), EXTRAP, 8, {}, tmp_path / "m.csv",
            tmp_path / "m.txt", tmp_path / "absent.csv")

@@ -97,6 +97,7 @@ def measure(env: dict[str, str], tmp_path: Path, binary: Path) -> subprocess.Com
                str(tmp_path / "t.csv"), "--lock", str(tmp_path / "lock"))
 
 
+@pytest.mark.slow
 def test_setup_builds_into_the_native_folder_once_and_the_helpers_are_used_from_there(tmp_path):
     folder = tmp_path / "native"
     env = environment(folder)
@@ -122,6 +123,7 @@ def test_setup_builds_into_the_native_folder_once_and_the_helpers_are_used_from_
     assert found["status"] == 0 and [len(pus) for pus in found["pus"].values()] == [4, 4]
 
 
+@pytest.mark.slow
 def test_concurrent_setups_build_each_helper_once(tmp_path):
     env = environment(tmp_path / "native")
     results = []
@@ -138,6 +140,7 @@ def test_concurrent_setups_build_each_helper_once(tmp_path):
     assert len(list((tmp_path / "native").glob("launcher-*"))) == 1
 
 
+@pytest.mark.slow
 def test_a_read_only_package_places_and_measures_with_its_built_helpers(tmp_path, spin_binaries):
     package, folder = copy_package(tmp_path), tmp_path / "native"
     env = environment(folder, package)
@@ -197,6 +200,7 @@ def test_a_helper_this_machine_cannot_build_is_one_line_at_setup_and_at_run_time
                                 "pinbench setup")
 
 
+@pytest.mark.slow
 def test_a_helper_that_does_not_compile_is_one_line_with_the_compilers_error(tmp_path):
     package, folder = copy_package(tmp_path), tmp_path / "native"
     env = environment(folder, package)
@@ -217,6 +221,7 @@ def test_a_helper_that_does_not_compile_is_one_line_with_the_compilers_error(tmp
     assert len(placed.stderr.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_stale_helper_is_one_line_until_setup_builds_it_again(tmp_path, spin_binaries):
     package, folder = copy_package(tmp_path), tmp_path / "native"
     env = environment(folder, package)
@@ -245,6 +250,7 @@ def test_a_stale_helper_is_one_line_until_setup_builds_it_again(tmp_path, spin_b
     assert measure(env, tmp_path, spin_binaries["gcc"]).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_campaign_without_the_helpers_ends_in_their_line(tmp_path):
     """The measurement job says the launcher's line; a campaign that traces stops before its
     first job with the tsan runtime's."""

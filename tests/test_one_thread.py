@@ -132,6 +132,7 @@ def test_the_launcher_reads_the_exited_programs_cpus_outside_the_wall_time():
     assert hung.timed_out and hung.exit_cpus == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 def test_a_one_thread_campaign_verifies_every_pinned_run(tmp_path, cc):
     reps = 3

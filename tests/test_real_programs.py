@@ -58,6 +58,7 @@ def measured(tmp_path_factory):
     return work, plan, run
 
 
+@pytest.mark.slow
 def test_the_plan_shows_the_expanded_build_and_run_commands(measured):
     _, plan, _ = measured
     assert plan.returncode == 0, plan.stderr
@@ -69,6 +70,7 @@ def test_the_plan_shows_the_expanded_build_and_run_commands(measured):
     assert f"measure xslookup-large with {threads} threads: /" in plan.stdout
 
 
+@pytest.mark.slow
 def test_real_programs_are_measured_as_their_authors_ship_them(measured):
     work, _, run = measured
     results = work / "results" / "real-programs"
@@ -118,6 +120,7 @@ def agrees(said: str, best: str, rows: dict[str, dict]) -> bool:
             and rows[best]["reproduces"] is not False and rows["os"]["reproduces"] is not False)
 
 
+@pytest.mark.slow
 def test_no_explanation_contradicts_the_timing_verdict(measured):
     """Issue 27's "done when", on the real programs (printed kernel times, gcc builds timed on
     libgomp and explained on libomp): every cell's reading, in the terminal and in the report,
@@ -152,6 +155,7 @@ def test_no_explanation_contradicts_the_timing_verdict(measured):
     assert report.count("Time base: the whole run, of which the printed time is") == len(found)
 
 
+@pytest.mark.slow
 def test_a_second_call_rebuilds_and_retraces_nothing(measured):
     work, _, _ = measured
     again = run_campaign(work, "-n")
@@ -159,6 +163,7 @@ def test_a_second_call_rebuilds_and_retraces_nothing(measured):
         again.stdout[-3000:]
 
 
+@pytest.mark.slow
 def test_a_rebuild_or_retrace_that_changes_nothing_keeps_every_measurement(measured):
     work, _, _ = measured
     results = work / "results" / "real-programs"

@@ -38,6 +38,7 @@ def index(work: Path) -> Path:
     return work / "results" / "reported" / "report" / "index.html"
 
 
+@pytest.mark.slow
 def test_hostile_text_is_escaped_and_nothing_is_fetched(campaign):
     html = index(campaign).read_text()
     assert "<script>window.__pwned" not in html and "onerror=\"window" not in html
@@ -46,6 +47,7 @@ def test_hostile_text_is_escaped_and_nothing_is_fetched(campaign):
     assert "url(http" not in html and "@import" not in html
 
 
+@pytest.mark.slow
 def test_the_report_renders_in_chromium(campaign, tmp_path):
     if not Path(CHROMIUM).exists():
         pytest.fail("chromium is not installed (scripts/setup.sh installs it)")
@@ -73,12 +75,14 @@ def test_the_report_renders_in_chromium(campaign, tmp_path):
     assert (tmp_path / "report.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_planned_machine_placements_are_drawn(campaign):
     html = index(campaign).read_text()
     assert "nehalem" in html and "planned, not measured" in html
     assert "Thread → PU: 0 2 4 6 1 3 5 7" in html  # compact on the Nehalem preset
 
 
+@pytest.mark.slow
 def test_rebuilding_the_report_measures_nothing(campaign):
     journal = campaign / "results" / "reported" / "here" / "journal" / "spin"
     before = {p.name: p.read_text() for p in journal.glob("*.jsonl")}
@@ -89,6 +93,7 @@ def test_rebuilding_the_report_measures_nothing(campaign):
     assert {p.name: p.read_text() for p in journal.glob("*.jsonl")} == before
 
 
+@pytest.mark.slow
 def test_snakemake_report_includes_ours(campaign):
     archive = campaign / "snakemake-report.zip"
     made = run_campaign(campaign, "--report", str(archive))
@@ -101,6 +106,7 @@ def test_snakemake_report_includes_ours(campaign):
     shutil.rmtree(campaign / ".snakemake", ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_strategy_tables_show_each_placements_objective(campaign):
     html = index(campaign).read_text()
     table = html[html.index('<table class="cells">'):]
@@ -180,6 +186,7 @@ def test_measurements_set_aside_are_shown_not_hidden(tmp_path):
     assert "Measurements set aside" in html and "3 runs (placement of gp changed)" in html
 
 
+@pytest.mark.slow
 def test_first_screen_is_the_overview(campaign):
     """At 1400 px wide, the overview matrix and its legends fit in the first 1000 px; the page
     runs no script; compact and scatter (one placement on this machine) are one cell."""
@@ -206,6 +213,7 @@ def test_first_screen_is_the_overview(campaign):
         browser.close()
 
 
+@pytest.mark.slow
 def test_each_warning_is_said_once_per_section(campaign):
     html = index(campaign).read_text()
     articles = re.findall(r"<article id=\"bench-.*?</article>", html, re.S)
@@ -221,6 +229,7 @@ def test_each_warning_is_said_once_per_section(campaign):
         assert marks == {str(n) for n in range(1, len(notes) + 1)}
 
 
+@pytest.mark.slow
 def test_tables_and_figures_are_exported_with_the_campaign(campaign):
     report = index(campaign).parent
     for name in ("overview.csv", "summary.csv"):
@@ -248,6 +257,7 @@ def read_exported_csv(path: Path) -> list[dict]:
         return list(csv.DictReader(line for line in handle if not line.startswith("#")))
 
 
+@pytest.mark.slow
 def test_progress_lines_in_the_measurement_logs(campaign):
     logs = sorted((campaign / "results" / "reported" / "here" / "logs" / "measure").rglob("*.log"))
     text = "".join(log.read_text() for log in logs)

@@ -60,6 +60,7 @@ def journaled(journal: Path) -> list[tuple[str, int]]:
     return [(run["strategy"], run["repetition"]) for run in map(json.loads, lines)]
 
 
+@pytest.mark.slow
 def test_a_campaign_on_a_slurm_node_survives_scancel_and_reports_both_machines(cluster,
                                                                                tmp_path):
     write_campaign(tmp_path, cluster)
@@ -98,6 +99,7 @@ def test_a_campaign_on_a_slurm_node_survives_scancel_and_reports_both_machines(c
         in html  # each machine's section states its runs and verification counts
 
 
+@pytest.mark.slow
 def test_an_unknown_partition_leaves_that_machine_out_in_one_line(cluster, tmp_path):
     write_campaign(tmp_path, cluster, partition="nosuchpartition")
     proc = subprocess.run(on_slurm(tmp_path, "-n"), cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -107,6 +109,7 @@ def test_an_unknown_partition_leaves_that_machine_out_in_one_line(cluster, tmp_p
     assert "results/cluster/here/runs" in proc.stdout and "results/cluster/node/" not in proc.stdout
 
 
+@pytest.mark.slow
 def test_a_slurm_machine_is_never_measured_here(cluster, tmp_path):
     """Run without the SLURM profile, the SLURM machine's jobs refuse in one line (they would
     read and measure this host); the machine measured here goes on."""

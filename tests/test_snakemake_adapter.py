@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import snakemake.api  # noqa: F401 (snakemake.workflow imports only after it)
 from snakemake.persistence.file import FilePersistence
 from snakemake.settings.enums import PersistenceBackend
@@ -115,6 +116,7 @@ def printed(proc, label: str) -> dict | None:
     return json.loads(lines[-1].split(": ", 1)[1]) if lines else None
 
 
+@pytest.mark.slow
 def test_real_calls_behave_as_the_adapter_assumes(tmp_path):
     flow, work = tmp_path / "flow", tmp_path / "work"
     flow.mkdir()

@@ -126,6 +126,7 @@ def draw(kind: str, n: int, scale: float, rng: np.random.Generator) -> np.ndarra
 KINDS = ("normal", "lognormal", "bimodal", "heavy", "clock")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,n", [("normal", 35), ("lognormal", 35), ("lognormal", 12)])
 def test_same_distribution_rate_of_significant_verdicts(kind, n):
     """Under H0 the rate of 'significant' verdicts stays within [0, 2 alpha]."""
@@ -335,6 +336,7 @@ def files(tmp_path) -> dict[str, Path]:
     return {"plain": plain, "table": table}
 
 
+@pytest.mark.slow
 def test_cli_json(files):
     status, out, err = run_cli(files["plain"], files["table"], "--column", "time_s", "--json")
     assert status == 0, err
@@ -353,6 +355,7 @@ def test_cli_report(files):
         assert text in out
 
 
+@pytest.mark.slow
 def test_cli_bad_input_exits_2(tmp_path, files):
     missing = tmp_path / "missing.txt"
     words = tmp_path / "words.txt"

@@ -256,6 +256,7 @@ def counted(weight: str) -> str:
     return "parallel" if weight.startswith("parallel-") else "all"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bench", list(TSAN_INPUTS))
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 @pytest.mark.parametrize("weight", WEIGHT_DEFINITIONS)
@@ -447,6 +448,7 @@ def lackey_counts(log: Path, shift: int = 6) -> dict[int, dict[int, int]]:
     return {line: dict(c) for line, c in counts.items()}
 
 
+@pytest.mark.slow
 @needs_valgrind
 def test_valgrind_tool_agrees_with_lackey(bins, tmp_path):
     """Same program, same environment (so the same stack layout), --fair-sched=yes in both.

@@ -2,7 +2,6 @@
 over the report, a clear winner or not, drift along the run order; the analysis command on a
 runs table. Their error rates over simulated campaigns: tests/test_error_rates.py."""
 import csv
-import math
 
 import numpy as np
 import pytest

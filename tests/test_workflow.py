@@ -67,6 +67,7 @@ def experiments(rows: list[dict]) -> list[tuple[str, str]]:
     return [(s, r["repetition"]) for r in rows for s in [r["strategy"], *r["stands_for"].split()]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 def test_tiny_campaign_end_to_end(tmp_path, cc):
     work = write_campaign(tmp_path, compiler={"cc": cc})
@@ -143,6 +144,7 @@ def start_and_kill(work: Path, journal: Path, after_runs: int, whole_group: bool
     return read_lines(journal)[1:]  # a killed job's journal ends in padding
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("whole_group", [True, False], ids=["kill-all", "kill-snakemake"])
 def test_killed_campaign_resumes_without_losing_or_duplicating_runs(tmp_path, whole_group):
     reps = 5
@@ -168,6 +170,7 @@ def test_killed_campaign_resumes_without_losing_or_duplicating_runs(tmp_path, wh
     assert b"\0" not in journal.read_bytes()  # the resumed job cut the padding off
 
 
+@pytest.mark.slow
 def test_snakemake_lint_is_clean(tmp_path):
     work = write_campaign(tmp_path)
     lint = run_campaign(work, "--lint")
@@ -175,6 +178,7 @@ def test_snakemake_lint_is_clean(tmp_path):
     assert "Lints for" not in lint.stdout + lint.stderr, lint.stdout + lint.stderr
 
 
+@pytest.mark.slow
 def test_study_machines_are_planned_without_running_anything(tmp_path):
     """The example campaign on the study presets computes and prints every placement."""
     work = tmp_path
@@ -202,6 +206,7 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     assert (results / "nehalem" / "affinity" / "pairs" / "t8.json").exists()
 
 
+@pytest.mark.slow
 def test_remeasure_sets_the_job_aside_and_measures_it_again(tmp_path):
     """`pinbench remeasure` keeps the old journal (renamed, with why), the
     next call measures that job only, the end of the campaign and the report list it; a call
@@ -241,6 +246,7 @@ def test_remeasure_sets_the_job_aside_and_measures_it_again(tmp_path):
     assert re.search(r"campaign: \d+ runs in 2 measurement job\(s\)", idle.stdout)
 
 
+@pytest.mark.slow
 def test_oversubscribed_campaign_models_end_to_end(tmp_path):
     """Five thread counts, most above this machine's PUs: wrapped placements verified, Extra-P's
     models in stats/models.csv and the report; without Extra-P one line, and the rest completes."""
@@ -273,6 +279,7 @@ def test_oversubscribed_campaign_models_end_to_end(tmp_path):
     assert "Extra-P is not installed" in (results / "report" / "index.html").read_text()
 
 
+@pytest.mark.slow
 def test_graph_strategies_refuse_oversubscribed_counts(tmp_path):
     pus = len(os.sched_getaffinity(0))
     work = write_campaign(tmp_path, threads=[pus + 1], oversubscribe=True,

@@ -21,6 +21,7 @@ from pinbench.graph.objective import core_pairs, lowest_shared_matrix, objective
 from pinbench.place.domains import PlacementError, check_fits
 from pinbench.place.registry import parse_strategy
 from pinbench.place.study import Memo
+from pinbench.place.user import UserPlacement
 from pinbench.results.placements import Placement, write_placement
 from pinbench.seeding import derive_seed
 from pinbench.topology import Topology, load
@@ -43,7 +44,8 @@ def wrapped(pus: list[int], threads: int) -> list[int]:
 
 def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
                    repetitions: int = 1, matrix: np.ndarray | None = None,
-                   oversubscribe: bool = False, memo: Memo | None = None) -> Placement:
+                   oversubscribe: bool = False, memo: Memo | None = None,
+                   placements: dict[str, UserPlacement] | None = None) -> Placement:
     """The placement of one strategy for ``threads`` threads on ``topo``.
 
     ``seed`` and ``repetitions`` matter to ``random``, which draws one
@@ -62,10 +64,11 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
 
     ``memo``, one per (topology, matrix), lets the strategies placed with it share their steps
     (:class:`pinbench.place.study.Memo`): the matching, the socket partition, the study's
-    placements that ``hierarchical`` starts from.
+    placements that ``hierarchical`` starts from. ``placements``: the campaign's own
+    placements by name (:mod:`pinbench.place.user`).
     """
     memo = Memo() if memo is None else memo
-    chosen, sockets = parse_strategy(strategy)
+    chosen, sockets = parse_strategy(strategy, placements)
     placed = threads
     if oversubscribe and threads > len(topo.placeable):
         if not chosen.wraps:
@@ -73,6 +76,8 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
                                  f"{len(topo.placeable)} placeable PUs (oversubscribed)")
         placed = len(topo.placeable)
     check_fits(topo, placed)
+    # on a hybrid machine the strategies keep to the most efficient kind while threads fit
+    on = topo if placements and strategy in placements else topo.on_best_kind(placed)
     if matrix is not None:
         matrix = np.asarray(matrix, dtype=float)
         if matrix.shape != (threads, threads):
@@ -84,7 +89,7 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
                           placeable=topo.placeable, pus=None, J=None,
                           oversubscribed=placed < threads)
     if chosen.per_repetition:
-        draws = [wrapped(chosen.place(topo, placed, matrix, sockets, derive_seed(seed, rep),
+        draws = [wrapped(chosen.place(on, placed, matrix, sockets, derive_seed(seed, rep),
                                       memo), threads)
                  for rep in range(repetitions)]
         each = None if matrix is None else [objective(topo, matrix, pus) for pus in draws]
@@ -93,7 +98,7 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
                                    J=None if each is None else float(np.mean(each)))
     if chosen.place is None:
         return placement  # os
-    pus = wrapped(chosen.place(topo, placed, matrix, sockets, seed, memo), threads)
+    pus = wrapped(chosen.place(on, placed, matrix, sockets, seed, memo), threads)
     return dataclasses.replace(placement, pus=pus, shared_level=shared_levels(topo, pus),
                                J=None if matrix is None else objective(topo, matrix, pus),
                                seed=seed if chosen.needs_matrix else None)
@@ -112,31 +117,39 @@ def core_sharing(topo: Topology, placement: Placement) -> float | None:
 def ranked(topo: Topology, placements: list[Placement]) -> list[tuple[Placement, float]]:
     """The placements that bind threads and have a J, best first, with their core sharing.
 
-    Placements are ranked by core sharing first, then by J (see
-    :mod:`pinbench.graph.objective`): J compares communication only between
-    placements that load the cores alike. Ties keep the order of ``placements``.
+    Placements are ranked by the threads they put off the most efficient CPU kind first (a
+    hybrid machine's E-cores; :meth:`~pinbench.topology.Topology.off_best_kind`), then by core
+    sharing, then by J (see :mod:`pinbench.graph.objective`): J compares communication only
+    between placements that load the cores alike. Ties keep the order of ``placements``.
     """
     scored = [(placement, core_sharing(topo, placement)) for placement in placements
               if placement.J is not None]  # os has no J
-    return sorted(scored, key=lambda item: (item[1], item[0].J))
+
+    def off_kind(placement: Placement) -> float:
+        lists = placement.pus_by_repetition or [placement.pus]
+        return float(np.mean([topo.off_best_kind(pus) for pus in lists]))
+
+    return sorted(scored, key=lambda item: (off_kind(item[0]), item[1], item[0].J))
 
 
 def write_placements(topology: str, threads: int, names: list[str], outputs: list[Path],
                      seed: int = 0, repetitions: int = 1, log: Path | None = None,
-                     matrix: Path | None = None, oversubscribe: bool = False) -> list[Placement]:
+                     matrix: Path | None = None, oversubscribe: bool = False,
+                     placements: dict[str, UserPlacement] | None = None) -> list[Placement]:
     """Compute each named strategy's placement and write it to the matching path of ``outputs``.
 
     ``log``, when given, receives one :meth:`~pinbench.results.placements.Placement.line`
     per strategy. ``matrix``, when given, is the affinity matrix file
     (:mod:`pinbench.graph.matrix`) of the run: the graph strategies need it, and
-    every placement gets its J. ``oversubscribe``: as :func:`make_placement`'s. The strategies
+    every placement gets its J. ``oversubscribe``, ``placements``: as :func:`make_placement`'s.
+    The strategies
     share their common steps (one :class:`~pinbench.place.study.Memo`).
     """
     topo = load(topology)
     weights = None if matrix is None else read_matrix(matrix)
     memo = Memo()
     placements = [make_placement(topo, name, threads, seed, repetitions, weights,
-                                 oversubscribe, memo)
+                                 oversubscribe, memo, placements)
                   for name in names]
     for placement, path in zip(placements, outputs, strict=True):
         Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,9 @@ name               places threads                                          needs
 ``hierarchical``   every sharing level of the tree, refined on J           yes
 =================  ======================================================  ==========
 
-W is the affinity matrix a tracer writes. With ``oversubscribe: true`` in a campaign, the
+W is the affinity matrix a tracer writes. A campaign's own placements (``placements:``: a
+PU list, an ``OMP_PLACES`` string or a ``likwid-pin`` expression, :mod:`pinbench.place.user`)
+are strategies too, under the names the campaign gives them. With ``oversubscribe: true`` in a campaign, the
 strategies that need no W also place more threads than PUs (:attr:`Strategy.wraps`). ``lpgp-8`` is LPGP on the first 8
 sockets (:func:`parse_strategy`).
 """
@@ -35,9 +37,12 @@ from pinbench.place.domains import PlacementError
 from pinbench.place.independent import compact, random_placement, scatter
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import numpy as np
 
     from pinbench.place.study import Memo
+    from pinbench.place.user import UserPlacement
     from pinbench.topology import Topology
 
 #: ``place(topology, threads, matrix, sockets, seed, memo)`` -> the PU of each thread; ``memo``
@@ -97,8 +102,15 @@ GRAPH = tuple(name for name, strategy in STRATEGIES.items() if strategy.needs_ma
 WRAPPING = tuple(name for name, strategy in STRATEGIES.items() if strategy.wraps)
 
 
-def parse_strategy(name: str) -> tuple[Strategy, int | None]:
-    """A strategy name as (strategy, number of sockets or None).
+def user_strategy(name: str, placement: UserPlacement) -> Strategy:
+    """A campaign's own placement as a strategy: thread i on the i-th PU it gives."""
+    return Strategy(name, lambda topo, n, matrix, sockets, seed, memo: placement.place(topo, n))
+
+
+def parse_strategy(name: str, placements: Mapping[str, UserPlacement] | None = None,
+                   ) -> tuple[Strategy, int | None]:
+    """A strategy name as (strategy, number of sockets or None); ``placements`` are the
+    campaign's own (``placements:``), by name.
 
     Raises PlacementError for a name no campaign may use.
 
@@ -108,15 +120,28 @@ def parse_strategy(name: str) -> tuple[Strategy, int | None]:
     >>> parse_strategy("compact")[0].needs_matrix, parse_strategy("compact")[1]
     (False, None)
     """
+    if placements and name in placements:
+        return user_strategy(name, placements[name]), None
     base, _, suffix = name.rpartition("-")
     if base in STRATEGIES and STRATEGIES[base].takes_sockets and re.fullmatch("[1-9][0-9]*", suffix):
         return STRATEGIES[base], int(suffix)
     if name in STRATEGIES:
         return STRATEGIES[name], None
     variants = "/".join(f"{s.name}-<sockets>" for s in STRATEGIES.values() if s.takes_sockets)
-    raise PlacementError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}, and {variants}")
+    own = f", the campaign's placements ({', '.join(placements)})" if placements else ""
+    raise PlacementError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}, {variants}"
+                         f"{own}, or a name given under placements:")
 
 
-def needs_matrix(name: str) -> bool:
+def is_own_name(name: str) -> bool:
+    """Whether ``name`` is one of pinbench's strategies (then no placement may take it)."""
+    try:
+        parse_strategy(name)
+    except PlacementError:
+        return False
+    return True
+
+
+def needs_matrix(name: str, placements: Mapping[str, UserPlacement] | None = None) -> bool:
     """True when the strategy places threads by an affinity matrix (PlacementError if unknown)."""
-    return parse_strategy(name)[0].needs_matrix
+    return parse_strategy(name, placements)[0].needs_matrix

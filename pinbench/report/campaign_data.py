@@ -190,12 +190,35 @@ def by_benchmark(sections: list[dict]) -> list[dict]:
     return [{"benchmark": bench, "sections": groups[bench]} for bench in sorted(groups)]
 
 
-def placement_sections(layout: Layout, machine: str) -> list[dict]:
-    """Per threads and strategy: the thread -> PU map drawn on the tree."""
+def _topology(layout: Layout, machine: str) -> Topology | None:
+    """The machine's saved tree (None when it is not there or not readable)."""
     topology_xml = Path(layout.topology(machine))
     try:
-        topo = parse_xml(topology_xml.read_text(), str(topology_xml))
+        return parse_xml(topology_xml.read_text(), str(topology_xml))
     except (OSError, TopologyError):
+        return None
+
+
+def cpu_kinds(layout: Layout, machine: str) -> str:
+    """A hybrid machine's CPU kinds in one line ("" for a machine of one kind)."""
+    topo = _topology(layout, machine)
+    return topo.kinds_line() if topo else ""
+
+
+def _on_kinds(topo: Topology, pus: tuple[int, ...]) -> str:
+    """On a hybrid machine, how many threads each kind holds: ``8 on IntelCore, 2 on IntelAtom``."""
+    if not topo.hybrid:
+        return ""
+    counts: dict[str, int] = defaultdict(int)
+    for pu in pus:
+        counts[topo.kind_of(pu)] += 1
+    return ", ".join(f"{n} on {kind}" for kind, n in counts.items())
+
+
+def placement_sections(layout: Layout, machine: str) -> list[dict]:
+    """Per threads and strategy: the thread -> PU map drawn on the tree."""
+    topo = _topology(layout, machine)
+    if topo is None:
         return []
     maps: dict[tuple[int, str], dict[str, list[int]]] = defaultdict(dict)
     objectives: dict[tuple[int, str], dict[str, float]] = defaultdict(dict)
@@ -224,6 +247,7 @@ def placement_sections(layout: Layout, machine: str) -> list[dict]:
             threads_on = {pu: thread for thread, pu in enumerate(pus)}
             sections.append({"threads": threads, "strategy": strategy, "benchmarks": label,
                              "note": notes.get((threads, strategy), ""), "pus": list(pus),
+                             "kinds": _on_kinds(topo, pus),
                              "objective": {b: objectives[(threads, strategy)][b] for b in benches
                                            if b in objectives[(threads, strategy)]},
                              "tree": placement_tree(topo.root, threads_on)})

@@ -72,6 +72,7 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
             "name": name, "measured": name in measured,
             "topology": config["machines"][name]["topology"],
             "drawing": data.lstopo_image(topology) if topology.exists() else None,
+            "kinds": data.cpu_kinds(layout, name),
             "environment": data.read_json(Path(layout.environment(name)), "environment"),
             "counts": run_counts([r for r in runs if r.machine == name]),
             "placements": data.placement_sections(layout, name),

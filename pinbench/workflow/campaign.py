@@ -21,7 +21,8 @@ import jsonschema
 import yaml
 
 from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
-from pinbench.place.registry import WRAPPING, needs_matrix, parse_strategy
+from pinbench.place.registry import WRAPPING, is_own_name, needs_matrix, parse_strategy
+from pinbench.place.user import UserPlacement
 from pinbench.results.layout import Layout
 from pinbench.stats.attainable import least_repetitions, smallest_p
 from pinbench.stats.sample_size import MIN_N
@@ -251,10 +252,35 @@ def repetitions_warning(config: dict, machines: dict[str, Machine]) -> str:
     return ""
 
 
+def own_placements(entries: dict) -> dict[str, UserPlacement]:
+    """The campaign's own placements (its ``placements:`` entries), by name."""
+    return {name: UserPlacement.of(name, entry) for name, entry in entries.items()}
+
+
+def _check_own_placements(config: dict, machines: dict[str, Machine]) -> None:
+    """Each placement of the campaign's own is named apart from pinbench's strategies, and
+    gives a PU to every thread of every thread count on every machine that has a tree."""
+    for name, placement in own_placements(config["placements"]).items():
+        if is_own_name(name):
+            raise ConfigError(f"placements.{name}: the name of one of pinbench's strategies; "
+                              "give it another")
+        if name not in config["strategies"]:
+            continue
+        for machine in machines.values():
+            if machine.topology is None:  # a SLURM node: checked when placing, on its tree
+                continue
+            for n in machine.threads:
+                try:
+                    placement.place(machine.topology, n)
+                except PlacementError as exc:
+                    raise ConfigError(f"placements.{name} on machine {machine.name!r} with {n} "
+                                      f"threads: {exc}") from None
+
+
 def _check_sockets(config: dict, machines: dict[str, Machine]) -> None:
     """Every ``lpgp-K``/``gplp-K`` finds K sockets, and room for the threads, on every machine."""
     for strategy in config["strategies"]:
-        sockets = parse_strategy(strategy)[1]
+        sockets = parse_strategy(strategy, own_placements(config["placements"]))[1]
         for machine in machines.values() if sockets is not None else ():
             if machine.topology is None:  # a SLURM node: checked when placing, on its tree
                 continue
@@ -406,7 +432,7 @@ def _slurm_machine(config: dict, name: str, entry: dict) -> Machine:
 def _check_oversubscribed(config: dict, machines: dict[str, Machine]) -> None:
     """Only the strategies that wrap place more threads than a machine's PUs."""
     for strategy in config["strategies"]:
-        if parse_strategy(strategy)[0].wraps:
+        if parse_strategy(strategy, own_placements(config["placements"]))[0].wraps:
             continue
         for machine in machines.values():
             pus = machine.pus
@@ -426,7 +452,8 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     validate_schema(config, SCHEMA)
     _check_derived_names(config)
     try:
-        graph = [s for s in config["strategies"] if needs_matrix(s)]
+        own = own_placements(config["placements"])
+        graph = [s for s in config["strategies"] if needs_matrix(s, own)]
     except PlacementError as exc:
         raise ConfigError(f"strategies: {exc}") from None
     if graph and config["tracing"]["when"] == "never":
@@ -450,6 +477,7 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     machines = _machines(config, PRESETS, root)
     _check_oversubscribed(config, machines)
     _check_sockets(config, machines)
+    _check_own_placements(config, machines)
     return config, machines
 
 
@@ -462,7 +490,8 @@ def traces(config: dict) -> bool:
     """Whether the campaign traces its benchmarks (``tracing.when``; auto: a graph strategy asks)."""
     when = config["tracing"]["when"]
     return when == "always" or (
-        when == "auto" and any(needs_matrix(s) for s in config["strategies"]))
+        when == "auto" and any(needs_matrix(s, own_placements(config["placements"]))
+                               for s in config["strategies"]))
 
 
 def _fields(entry: dict, **builtins: str) -> dict[str, str]:

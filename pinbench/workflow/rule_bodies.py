@@ -60,7 +60,8 @@ def place(inputs, wildcards, params, outputs, log: str) -> None:
     matrix = Path(inputs.matrix) if hasattr(inputs, "matrix") else None
     write_placements(inputs.topology, int(wildcards.n), params.strategies,
                      [Path(path) for path in outputs], params.seed, params.repetitions,
-                     Path(log), matrix, params.oversubscribe)
+                     Path(log), matrix, params.oversubscribe,
+                     campaign.own_placements(params.placements))
 
 
 def building(config: dict, machine: campaign.Machine, wildcards, output: str,

@@ -11,6 +11,7 @@ rule placement:
         repetitions=config["repetitions"],
         strategies=STRATEGIES,
         oversubscribe=config["oversubscribe"],
+        placements=config["placements"],
     log:
         LAYOUT.log("{machine}", "placement", "{bench}", "{n}"),
     benchmark:

@@ -45,3 +45,13 @@ xml -i "Package:2 Core:2 PU:2" --restrict 0xbd | root_attr complete_cpuset 0x000
 
 # Nested Groups; the second inner group (PUs 4-7) and PU 9 disallowed.
 xml -i "Group:2 Group:2 Package:2 Core:2 PU:1" --allow "$(cpuset 16 pu:0-3 pu:8 pu:10-15)" > groups.v2.xml
+
+# A hybrid CPU as hwloc exports Intel's: 6 P-cores with two hardware threads (PUs 0-11, SMT
+# siblings consecutive) and 8 E-cores with one (PUs 12-19), two CPU kinds (hwloc's order:
+# least efficient first; E-cores IntelAtom, P-cores IntelCore).
+xml -i "Package:1 L3Cache:1(size=24MiB) Core:14 PU:2(indexes=$(awk 'BEGIN {
+        for (c = 0; c < 14; c++) printf "%s%d,%d", c ? "," : "", c < 6 ? 2 * c : c + 6, c < 6 ? 2 * c + 1 : c + 14 }'))" \
+    --restrict 0x000fffff > hybrid.tmp.xml
+hwloc-annotate hybrid.tmp.xml hybrid.tmp.xml -- none -- cpukind 0x000ff000 0 0 CoreType IntelAtom
+hwloc-annotate hybrid.tmp.xml hybrid.v2.xml -- none -- cpukind 0x00000fff 1 0 CoreType IntelCore
+rm hybrid.tmp.xml

@@ -1,4 +1,5 @@
-/* LD_PRELOAD shim for tests/test_kmp_libomp.py: makes LLVM's libomp believe in a faked machine.
+/* LD_PRELOAD shim that makes a program believe in a faked machine: LLVM's libomp in
+ * tests/test_kmp_libomp.py, likwid-pin in tests/test_user_placements.py.
  *
  * libomp keeps only the OS procs of its process affinity mask, which it reads with the raw
  * sched_getaffinity system call through libc's syscall() (kmp_affinity.h,
@@ -8,10 +9,13 @@
  *     the procs need it and the caller's buffer holds it);
  *   - sched_setaffinity with a mask succeeds without binding anything (the procs need not
  *     exist here; libomp prints the binding it asked for);
- *   - sysconf's processor counts return PINBENCH_FAKE_NPROCS.
+ *   - sysconf's processor counts return PINBENCH_FAKE_NPROCS;
+ *   - libc's sched_getaffinity and pthread_getaffinity_np (likwid's way) return that mask.
  * Every other call goes to libc. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -74,3 +78,16 @@ long sysconf(int name) {
 }
 
 long __sysconf(int name) { return sysconf(name); }
+
+int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *mask) {
+    static int (*real)(pid_t, size_t, cpu_set_t *);
+    if (!real) real = (int (*)(pid_t, size_t, cpu_set_t *))dlsym(RTLD_NEXT, "sched_getaffinity");
+    if (fake_cpus(NULL, 0) < 0) return real(pid, size, mask);
+    fake_cpus((unsigned char *)mask, size);
+    return 0;
+}
+
+int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *mask) {
+    (void)thread;
+    return sched_getaffinity(0, size, mask);
+}
