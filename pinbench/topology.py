@@ -35,6 +35,13 @@ from functools import cached_property
 from pathlib import Path
 
 LSTOPO = "lstopo-no-graphics"
+#: The most PUs a topology may have: planning a campaign reads its machines on every call
+#: (``-n`` too), which takes 4 s at 8,192 PUs, 53 s at 32,768 and grows faster than the PUs
+#: (230 s and 5 GB at 100,000). ``PINBENCH_MAX_PUS`` sets another limit.
+MAX_PUS = 8192
+#: The largest topology XML file read, in bytes per PU of the limit (64 MiB for 8,192 PUs):
+#: hwloc writes 700 bytes per PU at 8,192 PUs, more on wider machines (longer cpusets).
+XML_BYTES_PER_PU = 8192
 #: hwloc object types that are not part of the processing-unit tree.
 NON_CPU_TYPES = frozenset(
     {"NUMANode", "MemCache", "Bridge", "PCIDev", "OSDev", "Misc"}
@@ -350,6 +357,42 @@ def is_synthetic(spec: str) -> bool:
     return ":" in spec and not spec.endswith(".xml")
 
 
+def max_pus() -> int:
+    """The most PUs a topology may have (:data:`MAX_PUS`, or ``PINBENCH_MAX_PUS``)."""
+    value = os.environ.get("PINBENCH_MAX_PUS", str(MAX_PUS))
+    if not value.isdigit() or int(value) < 1:
+        raise TopologyError(f"PINBENCH_MAX_PUS={value!r} is not a positive whole number")
+    return int(value)
+
+
+def _too_large(subject: str, size: str, limit: str) -> TopologyError:
+    """The one line refusing a topology of ``size`` (its PUs or its bytes) over ``limit``."""
+    return TopologyError(f"{subject} has {size}, more than pinbench reads ({limit}; "
+                         "PINBENCH_MAX_PUS sets another limit)")
+
+
+def _check_pus(subject: str, pus: int) -> None:
+    """TopologyError when a topology of ``pus`` PUs exceeds :func:`max_pus`."""
+    if pus > max_pus():
+        raise _too_large(subject, f"{pus:,} PUs", f"{max_pus():,} PUs")
+
+
+def synthetic_pus(spec: str) -> int:
+    """The PUs of an hwloc synthetic description: the product of its levels' arities (its
+    memory children ``[...]`` and attributes ``(...)`` left out), without loading it.
+
+    >>> synthetic_pus("Package:2 [NUMANode] Core:4(indexes=0:4) PU:2"), synthetic_pus("pu:1")
+    (16, 1)
+    """
+    levels = re.sub(r"\[[^\]]*\]|\([^)]*\)", " ", spec).split()
+    pus = 1
+    for level in levels:
+        arity = level.rpartition(":")[2]
+        if arity.isdigit():
+            pus *= int(arity)
+    return pus
+
+
 def _check_text_file(path: str) -> None:
     """TopologyError unless ``path`` is a readable file whose start is text (UTF-8, no NUL byte).
 
@@ -379,15 +422,29 @@ def topology_xml(spec: str) -> str:
 
     Files and synthetic strings are loaded by hwloc with their disallowed PUs
     (``--disallowed``): the XML keeps the whole machine and marks what is
-    allowed in the root's ``allowed_cpuset``.
+    allowed in the root's ``allowed_cpuset``. A topology of more than :func:`max_pus`
+    PUs is refused in one line, before hwloc loads it where its size can be known first
+    (a synthetic string's arities, a file's bytes and PU objects).
     """
+    limit = max_pus()  # a bad PINBENCH_MAX_PUS is said before anything is read
     if spec == "auto":
-        return _lstopo(["--restrict", "binding"], "this machine")
-    if is_synthetic(spec):
-        return _lstopo(["--if", "synthetic", "--input", spec, "--disallowed"],
-                       f"synthetic topology {spec!r}")
-    _check_text_file(spec)
-    return _lstopo(["--if", "xml", "--input", spec, "--disallowed"], f"topology file {spec}", spec)
+        subject, args = "this machine", ["--restrict", "binding"]
+    elif is_synthetic(spec):
+        subject = f"synthetic topology {spec!r}"
+        _check_pus(subject, synthetic_pus(spec))
+        args = ["--if", "synthetic", "--input", spec, "--disallowed"]
+    else:
+        subject = f"topology file {spec}"
+        _check_text_file(spec)
+        size = os.path.getsize(spec)
+        if size > limit * XML_BYTES_PER_PU:
+            raise _too_large(subject, f"{size:,} bytes",
+                             f"{limit * XML_BYTES_PER_PU:,} bytes for {limit:,} PUs")
+        _check_pus(subject, Path(spec).read_bytes().count(b'type="PU"'))
+        args = ["--if", "xml", "--input", spec, "--disallowed"]
+    xml = _lstopo(args, subject, "" if spec == "auto" or is_synthetic(spec) else spec)
+    _check_pus(subject, xml.count('type="PU"'))
+    return xml
 
 
 def load(spec: str) -> Topology:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, run_campaign
 
 from pinbench.workflow import campaign
 
@@ -242,3 +242,77 @@ def test_too_few_repetitions_to_find_any_winner_are_said_before_measuring():
     assert campaign.repetitions_warning(config, machines) == ""  # 1/924 <= 0.05 / 3
     planned = base() | {"repetitions": 3, "machines": {"study": {"topology": "nehalem"}}}
     assert campaign.repetitions_warning(*load(planned)) == ""
+
+
+#: What a terminal obeys (ESC sequences setting the title and clearing the screen, CSI as
+#: one C1 byte, CR, BEL, DEL) and what no encoding writes (a lone surrogate).
+UNPRINTABLE_VALUES = [
+    (("benchmarks", "spin", "description"), "\ud800",
+     "benchmarks.spin.description: '\\ud800' holds a lone surrogate ('\\ud800'), which is no "
+     "character and cannot be written as UTF-8"),
+    (("benchmarks", "spin", "input"), "\x1b]0;PWNED\x07\x1b[2J 10",
+     "benchmarks.spin.input: '\\x1b]0;PWNED\\x07\\x1b[2J 10' holds the control character "
+     "'\\x1b', which a terminal would obey when the value is printed (of the control "
+     "characters only tab and newline are allowed)"),
+    (("benchmarks", "spin", "run"), "{binary} {input}\r", "benchmarks.spin.run: '{binary} "
+     "{input}\\r' holds the control character '\\r'"),
+    (("benchmarks", "spin", "params"), {"size": ["1\x9b2J"]},
+     "benchmarks.spin.params.size.0: '1\\x9b2J' holds the control character '\\x9b'"),
+    (("benchmarks", "spin", "env"), {"GREETING": "bell\x07"},
+     "benchmarks.spin.env.GREETING: 'bell\\x07' holds the control character '\\x07'"),
+    (("env",), {"A\x7f": "1"}, "env: key 'A\\x7f' holds the control character '\\x7f'"),
+    (("compiler",), {"cflags": "-O2 \udcff"}, "compiler.cflags: '-O2 \\udcff' holds a lone surrogate"),
+    (("machines", "study", "topology"), "Package:2\x1b[H PU:1",
+     "machines.study.topology: 'Package:2\\x1b[H PU:1' holds the control character '\\x1b'"),
+]
+
+
+@pytest.mark.parametrize("path, value, message", UNPRINTABLE_VALUES)
+def test_control_characters_and_lone_surrogates_are_refused_at_validation(path, value,
+                                                                           message):
+    with pytest.raises(campaign.ConfigError) as info:
+        load(edit(path, value))
+    assert str(info.value).startswith(message)
+    assert str(info.value).isprintable() and str(info.value).isascii()
+
+
+def test_tabs_and_newlines_stay_allowed():
+    """A multi-line build command, a tab in a regex."""
+    config = base()
+    config["benchmarks"]["spin"] |= {
+        "build": "gcc -O2 -fopenmp -o {output} \\\n  {source} -lm\n", "validate": "^ok\tdone$",
+        "description": "two\nlines"}
+    config, _ = load(config)
+    assert config["benchmarks"]["spin"]["validate"] == "^ok\tdone$"
+
+
+def test_a_file_the_build_reads_needs_a_printable_name(tmp_path):
+    """Snakemake's job lines name the files a build reads (``inputs``, the headers beside a
+    ``source``): one with an escape sequence in its name is refused."""
+    (tmp_path / "spin.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "\x1b[2J.h").write_text("\n")
+    config = base()
+    config["benchmarks"]["spin"]["source"] = str(tmp_path / "spin.c")
+    with pytest.raises(campaign.ConfigError) as info:
+        load(config)
+    assert str(info.value) == (
+        f"benchmarks.spin.source: the build reads '{tmp_path}/\\x1b[2J.h', a file name with a "
+        "control character or bytes that are not UTF-8; rename it")
+    config["benchmarks"]["spin"]["inputs"] = [str(tmp_path / "*.c")]
+    assert campaign.build_sources(load(config)[0], "spin") == [str(tmp_path / "spin.c")]
+
+
+@pytest.mark.parametrize("plain", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["pinbench run", "plain snakemake"])
+def test_no_escape_sequence_of_a_campaign_reaches_the_terminal(tmp_path, plain):
+    """The run command Snakemake's job line prints (``input``), a benchmark's name the
+    schema refuses (Snakemake's validate() quotes it): one line, its escapes written out."""
+    (tmp_path / "campaign.yaml").write_text(
+        'campaign: esc\nmachines: {local: {topology: auto}}\nthreads: [1]\n'
+        'benchmarks: {spin: {source: tests/data/spin.c, input: "\\e]0;PWNED\\a\\e[2J 10"},\n'
+        '             "\\e[31mred": {source: tests/data/spin.c}}\n')
+    proc = run_campaign(tmp_path, "-n", plain=plain, timeout=300)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "\x1b" not in output and "\x07" not in output
+    assert "config error: benchmarks" in output and "holds the control character '\\x1b'" \
+        in output

@@ -116,13 +116,13 @@ def test_an_explained_journal_of_version_1_resumes_in_a_project_moved_elsewhere(
 
 def test_a_runs_table_of_version_1_reads_and_is_written_with_its_version(tmp_path):
     with (V1 / "runs.csv").open(newline="") as handle:
-        assert csv.DictReader(handle).fieldnames == RUN_COLUMNS
+        assert csv.DictReader(handle).fieldnames == RUN_COLUMNS[:-1]  # no output_bytes
     records = read_runs([V1 / "runs.csv"])
     assert len(records) == 3 and {r.benchmark for r in records} == {"array"}
     write_runs(records, tmp_path / "t2.csv")
     with (tmp_path / "t2.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == TABLE_COLUMNS and {row["format"] for row in rows} == {"2"}
+    assert list(rows[0]) == TABLE_COLUMNS and {row["format"] for row in rows} == {"3"}
     assert read_runs([tmp_path / "t2.csv"]) == records
     # a table with rows of both versions (concatenated by a user) reads row by row
     with (tmp_path / "both.csv").open("w", newline="") as handle:
@@ -175,7 +175,8 @@ def test_a_file_from_a_newer_pinbench_stops_every_reader_with_one_line(tmp_path)
     readers.append(lambda: read_placement(placement))
     table = tmp_path / "t2.csv"
     write_runs(read_runs([V1 / "runs.csv"]), table)
-    table.write_text(table.read_text().replace(",2\n", ",3\n"))
+    runs = formats.CURRENT["runs"]
+    table.write_text(table.read_text().replace(f",{runs}\n", f",{runs + 1}\n"))
     readers.append(lambda: read_runs([table]))
     explained = tmp_path / "e.jsonl"
     explained.write_text(json.dumps(future(lines(V1 / "explained.jsonl")[0])) + "\n")

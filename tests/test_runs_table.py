@@ -41,7 +41,7 @@ def test_collect_concatenates_tables_and_lists_failures(tmp_path):
                       tmp_path / "summary.txt")
     with (tmp_path / "runs.csv").open() as handle:
         table = list(csv.DictReader(handle))
-    assert len(table) == 3 and list(table[0]) == TABLE_COLUMNS and table[0]["format"] == "2"
+    assert len(table) == 3 and list(table[0]) == TABLE_COLUMNS and table[0]["format"] == "3"
     assert "3 runs; 1 failed; 1 pinned runs failed placement verification" in text
     assert "FAILED 1 x m/b/t2: timeout after 5 s" in text
     assert (tmp_path / "summary.txt").read_text() == text

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import preset
+from conftest import preset, run_campaign
 
 from pinbench.topology import TopologyError, load, parse_cpuset, parse_xml, topology_xml
 
@@ -226,3 +226,68 @@ def test_the_command_prints_one_error_line(tmp_path):
     assert proc.returncode == 2
     assert re.fullmatch(f"error: lstopo-no-graphics failed on topology file {re.escape(str(path))} "
                         r"\(hwloc [0-9.]+\): cannot import XML version 3.0 > 2\n", proc.stderr)
+
+
+@pytest.mark.parametrize("spec, pus", [("Package:100000 PU:1", "100,000"),
+                                       ("pu:10000000000", "10,000,000,000")])
+def test_a_too_large_synthetic_machine_stops_planning_in_one_line(tmp_path, spec, pus):
+    """Refused from its arities before hwloc builds it (10^10 PUs would hang, 100k take
+    minutes), on ``pinbench run -n`` too."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "campaign.yaml").write_text(
+        f"campaign: big\nmachines: {{big: {{topology: '{spec}'}}}}\n"
+        "benchmarks: {spin: {source: tests/data/spin.c, input: '10'}}\nthreads: [1]\n")
+    proc = run_campaign(work, "-n", timeout=60)
+    assert proc.returncode == 2
+    assert (proc.stdout + proc.stderr).splitlines() == [
+        f"config error: machines.big.topology: synthetic topology {spec!r} has {pus} PUs, "
+        "more than pinbench reads (8,192 PUs; PINBENCH_MAX_PUS sets another limit)"]
+
+
+def test_pinbench_max_pus_sets_the_limit_of_every_source(tmp_path, monkeypatch):
+    """At the limit a topology loads; one PU more is refused, for a synthetic string, a file
+    (counted before hwloc reads it: a file hwloc would refuse is refused for its size) and
+    ``auto``."""
+    spec = preset("nehalem")
+    newer = tmp_path / "newer.xml"
+    newer.write_text(topology_xml(spec).replace('version="2.0"', 'version="3.0"'))
+    monkeypatch.setenv("PINBENCH_MAX_PUS", "8")
+    assert len(load(spec).pus) == 8
+    monkeypatch.setenv("PINBENCH_MAX_PUS", "7")
+    for source, subject in [(spec, f"synthetic topology {spec!r}"),
+                            (str(newer), f"topology file {newer}")]:
+        with pytest.raises(TopologyError) as info:
+            load(source)
+        assert str(info.value) == (f"{subject} has 8 PUs, more than pinbench reads (7 PUs; "
+                                   "PINBENCH_MAX_PUS sets another limit)")
+    cpus = len(os.sched_getaffinity(0))
+    monkeypatch.setenv("PINBENCH_MAX_PUS", str(cpus))
+    assert len(load("auto").placeable) == cpus
+    if cpus > 1:
+        monkeypatch.setenv("PINBENCH_MAX_PUS", str(cpus - 1))
+        with pytest.raises(TopologyError, match=f"^this machine has {cpus} PUs, more than"):
+            load("auto")
+
+
+def test_a_topology_file_too_large_for_the_limit_is_refused_unread(tmp_path, monkeypatch):
+    """8 KiB per PU of the limit: a larger file is refused from its size alone."""
+    path = tmp_path / "padded.xml"
+    xml = topology_xml("pu:1")
+    path.write_text(xml.replace("</topology>", f"<!-- {'x' * 8192} --></topology>"))
+    monkeypatch.setenv("PINBENCH_MAX_PUS", "1")
+    with pytest.raises(TopologyError) as info:
+        load(str(path))
+    assert str(info.value) == (f"topology file {path} has {path.stat().st_size:,} bytes, more "
+                               "than pinbench reads (8,192 bytes for 1 PUs; PINBENCH_MAX_PUS "
+                               "sets another limit)")
+    monkeypatch.setenv("PINBENCH_MAX_PUS", "2")
+    assert load(str(path)).pus == [0]
+
+
+@pytest.mark.parametrize("value", ["0", "many", "-5", "1e4"])
+def test_a_bad_pinbench_max_pus_is_one_line(monkeypatch, value):
+    monkeypatch.setenv("PINBENCH_MAX_PUS", value)
+    with pytest.raises(TopologyError, match=re.escape(f"PINBENCH_MAX_PUS={value!r} is not a "
+                                                      "positive whole number")):
+        load("auto")

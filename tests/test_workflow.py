@@ -139,7 +139,7 @@ def start_and_kill(work: Path, journal: Path, after_runs: int, whole_group: bool
     if whole_group:
         os.killpg(proc.pid, signal.SIGKILL)  # Snakemake, the launcher and the running benchmark
     else:
-        os.kill(proc.pid, signal.SIGKILL)  # Snakemake only: the launcher runs on as an orphan
+        os.kill(proc.pid, signal.SIGKILL)  # Snakemake only: its measuring process stops
     proc.wait()
     return read_lines(journal)[1:]  # a killed job's journal ends in padding
 

@@ -44,6 +44,7 @@ import datetime
 import functools
 import hashlib
 import json
+import math
 import os
 import random
 import re
@@ -54,7 +55,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pinbench.measure import explain as explaining, outputs as kept_outputs, verify
+from pinbench.measure import explain as explaining, interrupt, outputs as kept_outputs, verify
 from pinbench.measure.journal import Journal, described
 from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
@@ -214,6 +215,12 @@ def governor(pus: list[int] | None) -> str:
     return "/".join(sorted(found)) or "unreadable"
 
 
+#: The largest printed time a run may have (in seconds, or the program's unit: a nanosecond
+#: count of 11 days): beyond it, a sum of a cell's times could overflow a float. Not finite
+#: (``nan``, ``inf``) or larger: the run fails, its time is not recorded.
+LARGEST_TIME = 1e15
+
+
 def number(text: str) -> tuple[float, float] | None:
     """A number as a program printed it, and its resolution: one unit of its last digit.
 
@@ -247,10 +254,17 @@ def judge(job: Job, result: RunResult) -> tuple[str, bool, float | None, str, fl
         failure = f"timeout after {job.timeout_s:g} s"
     elif result.exit_status not in job.exit_status:
         failure = f"exit status {result.exit_status}"
+    elif result.leftover:
+        failure = (f"left {result.leftover} process{'es' if result.leftover > 1 else ''} "
+                   "running after it exited (killed)")
     elif not validated:
         failure = f"validation regex {job.validate!r} not found in the output"
     elif time_s is None:
         failure = f"time regex {job.time_regex!r} found no number in the output"
+    elif not math.isfinite(time_s) or time_s > LARGEST_TIME:
+        failure = f"printed time {match.group(1)!r} is not a finite number of seconds " \
+            f"up to {LARGEST_TIME:g}"
+        time_s = resolution = None
     elif time_s <= 0:
         failure = (f"printed time {time_s:g} s is not positive (printed to {resolution:g} s)"
                    if resolution else f"time {time_s:g} s is not positive")
@@ -260,12 +274,12 @@ def judge(job: Job, result: RunResult) -> tuple[str, bool, float | None, str, fl
 
 
 def metrics(job: Job, stdout: str) -> tuple[dict[str, float], list[str]]:
-    """The run's named metrics, and the names whose regex found no number."""
+    """The run's named metrics, and the names whose regex found no finite number."""
     found, missing = {}, []
     for name, pattern in job.metrics.items():
         match = re.search(pattern, stdout, re.MULTILINE)
         value = number(match.group(1)) if match else None
-        if value is None:
+        if value is None or not math.isfinite(value[0]):
             missing.append(name)
         else:
             found[name] = value[0]
@@ -303,11 +317,14 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
         outputs.keep(strategy, repetition, result.exit_status, result.stdout, result.stderr)
     values, missing = metrics(job, result.stdout)
     if missing and not failure:
-        failure = (f"metric regex {job.metrics[missing[0]]!r} ({missing[0]}) found no number "
-                   "in the output")
+        failure = (f"metric regex {job.metrics[missing[0]]!r} ({missing[0]}) found no finite "
+                   "number in the output")
     observed = verify.observed_binding(result.stdout + "\n" + result.stderr)
-    if job.threads == 1:  # libgomp reports no one-thread team: ask the kernel
+    # libgomp reports no one-thread team: ask the kernel; and where the bound threads ran
+    if job.threads == 1 or (pus is not None and 0 in observed):
         observed = verify.with_initial_thread(observed, result.exit_cpus)
+    if pus is not None:
+        observed = verify.with_threads(observed, result.thread_cpus, result.pid, job.threads)
     messages = [line for line in result.stderr.splitlines()
                 if line.strip() and not line.startswith(verify.TOKEN)]
     if failure and messages:
@@ -322,7 +339,8 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
         pus=" ".join(map(str, pus)) if pus is not None else "",
         observed=verify.format_binding(observed), load_1m=load_1m, governor=gov,
         started_at=started, other_cpu=result.other_cpu, time_resolution_s=resolution,
-        metrics=json.dumps(values, sort_keys=True) if values else "", host=_host(),
+        metrics=json.dumps(values, sort_keys=True, allow_nan=False) if values else "",
+        host=_host(), output_bytes=result.output_bytes,
     )
 
 
@@ -438,15 +456,18 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
         record = RunRecord(**journal.runs[(strategy, rep)]) \
             if (strategy, rep) in journal.runs else None
         if record is None:
-            waited, busy = wait_until_quiet(threshold, max_wait) if noisy else (0.0, False)
+            interrupt.check()
+            waited, busy = wait_until_quiet(threshold, max_wait, check=interrupt.check) \
+                if noisy else (0.0, False)
             if busy:
                 say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
                     f"busy for {max_wait:g} s: measuring anyway "
                     "(pinbench system names them)")
-            record = measure_one(job, strategy, rep, index, launcher, kept)
-            record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
+            with interrupt.journaling():  # a stop ends the run, or waits for its record
+                record = measure_one(job, strategy, rep, index, launcher, kept)
+                record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
+                journal.append(record.as_row())
             noisy = record.other_cpu is not None and record.other_cpu > threshold
-            journal.append(record.as_row())
             account["runs"] += 1
             account["measuring_s"] += record.wall_s or 0.0
             account["quiet_wait_s"] += waited
@@ -582,18 +603,19 @@ class _ExplainedRuns:
             if kind == "t1":
                 record_file = explaining.record_path(self.folder, strategy, rep)
                 env = explaining.explain_environment(env, job.explain.tool, record_file)
-        record = run_recorded(job, strategy, rep, index, pus, env, None, self.launcher)
+        with interrupt.journaling():
+            record = run_recorded(job, strategy, rep, index, pus, env, None, self.launcher)
+            row = record.as_row()
+            ompt = explaining.read_record(record_file) if record_file else None
+            if kind == "explained" and record.ok and ompt is None:
+                row.update(ok=False, failure=explaining.NO_RECORD)
+            if kind == "explained":
+                row["stands_for"] = " ".join(self.stands_for.get(strategy, []))
+            row.update(kind=kind, ompt=ompt,
+                       runtime=explaining.runtime_used(ompt, self.job.binary_path)
+                       if kind == "explained" or ompt else "")
+            self.journal.append(row)
         self.runs, self.wall_s = self.runs + 1, self.wall_s + (record.wall_s or 0.0)
-        row = record.as_row()
-        ompt = explaining.read_record(record_file) if record_file else None
-        if kind == "explained" and record.ok and ompt is None:
-            row.update(ok=False, failure=explaining.NO_RECORD)
-        if kind == "explained":
-            row["stands_for"] = " ".join(self.stands_for.get(strategy, []))
-        row.update(kind=kind, ompt=ompt,
-                   runtime=explaining.runtime_used(ompt, self.job.binary_path)
-                   if kind == "explained" or ompt else "")
-        self.journal.append(row)
         if not row["ok"] and not self.warned:
             self.warned = True
             self.say(f"{self.label} explained run of {strategy} failed: {row['failure']}"

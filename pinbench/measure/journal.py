@@ -189,13 +189,16 @@ class Journal:
     def append(self, run: dict) -> None:
         """Record one finished run durably (written in place of padding, then
         ``fdatasync``) before anything else happens."""
-        data = (json.dumps(run) + "\n").encode()
+        data = (json.dumps(run, allow_nan=False) + "\n").encode()
         end, capacity = self._end + len(data), self._capacity
         if end > capacity:  # a new chunk: this line, then zeros up to its end
             capacity = (end + CHUNK) // CHUNK * CHUNK
             data += bytes(capacity - end)
-        self._write(data, self._end)
-        os.fdatasync(self._fd)
+        try:
+            self._write(data, self._end)
+            os.fdatasync(self._fd)
+        except OSError as exc:  # a full disk: say which file
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
         self._end, self._capacity = end, capacity
         self.runs[(run["strategy"], run["repetition"])] = run
 

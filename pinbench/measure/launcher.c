@@ -17,6 +17,27 @@
  *     emptied before each run: no file system work per run, nothing read while it runs;
  *   - exactly the environment of the request; no other descriptor (all are close-on-exec).
  *
+ * The launcher is the run's subreaper (PR_SET_CHILD_SUBREAPER): a process the program leaves
+ * behind (a child it forked and did not wait for, in its group or not) becomes the
+ * launcher's child when its parent exits. Once the program is reaped (outside the timed
+ * span), one waitpid(-1, WNOHANG) says whether any such process is left (ECHILD: none, the
+ * usual case); those left are killed (the run's group, then every descendant found in /proc),
+ * reaped and counted in the reply, so that none writes into or slows a later run.
+ *
+ * While a program runs, the launcher looks at it now and then, from its own process (the
+ * program's path to its exit is not touched; a run shorter than FIRST_LOOK_NS is never
+ * looked at): every LOOK_NS at most (10, 20, 40, 80 ms, then every 100 ms) at how much it
+ * wrote (the memory files' offsets), and past OUTPUT_HOLD bytes it frees all but the last
+ * output_limit of them (a hole punched in the memory file: the program writes on, the file
+ * holds at most OUTPUT_HOLD plus what it writes in LOOK_NS); at 10, 20, 40 ms and so on
+ * (every second at most) at the CPUs each of its threads may run on (sched_getaffinity of each
+ * task in /proc/PID/task): the union of what each thread was seen on, once it had run RAN_NS,
+ * comes back with the reply, so that a program that moves its own threads (sched_setaffinity)
+ * is caught.
+ *
+ * SIGINT, SIGTERM or SIGHUP to the launcher: the run under way is killed with every process it
+ * left, then the launcher exits (status 128 + the signal), without a reply.
+ *
  * Timing: CLOCK_MONOTONIC read just before the clone and when the child's pidfd says it has
  * exited; the CPUs the exited (unreaped) program's initial thread was last allowed are then
  * asked of the kernel (sched_getaffinity of the zombie: its Cpus_allowed_list, less CPUs
@@ -32,19 +53,23 @@
  * Reply, one line of space-separated fields:
  *   wall_ns user_us sys_us maxrss_kb wait_status timed_out errno
  *   busy_before total_before busy_after total_after own_cpu_us exit_cpus
- *   stdout_bytes stderr_bytes
+ *   pid leftover stdout_total stderr_total stdout_bytes stderr_bytes threads_bytes
  * then the last stdout_bytes (at most output_limit) of what the program wrote to stdout,
- * and the last stderr_bytes of its stderr. errno is not 0 when the program could not be
- * started (wait_status is then 0 and the times are 0); exit_cpus is "-" when unknown
- * (timeout, or the kernel did not say).
+ * the last stderr_bytes of its stderr, and threads_bytes of the threads' CPUs seen while it
+ * ran ("tid=cpus;tid=cpus"). errno is not 0 when the program could not be started
+ * (wait_status is then 0 and the times are 0); exit_cpus is "-" when unknown (timeout, or
+ * the kernel did not say); leftover is the number of processes the program left running,
+ * killed; stdout_total and stderr_total are the bytes the program wrote to each.
  *
  * Usage: pinbench-launcher PARENT_PID SHORTEST_SHARE_NS [EXIT_READ_DELAY_US]
  * (the delay, for tests only, sleeps after the read of the exited program's CPUs, to show
  * that the read is left out of the wall time).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -67,6 +92,22 @@
 #endif
 
 #define CHILD_STACK (64 * 1024)
+/* The first look at a running program, the longest time between two looks at its output and
+ * between two looks at its threads' CPUs (each gap twice the last, up to these). */
+#define FIRST_LOOK_NS 10000000LL
+#define LOOK_NS 100000000LL
+#define SAMPLE_NS 1000000000LL
+/* The CPU time a thread has had before its CPUs count (see sample_threads). */
+#define RAN_NS 1000000LL
+/* Bytes of a program's output held before all but the last output_limit are freed. */
+#define OUTPUT_HOLD (16LL << 20)
+/* How long the launcher tries to kill and reap the processes a program left. */
+#define LEFTOVER_NS 2000000000LL
+
+/* The signal that asked the launcher to stop (SIGINT, SIGTERM, SIGHUP), 0 if none. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) { stop_signal = sig; }
 
 struct child {
     const char *path;
@@ -170,44 +211,279 @@ static int cpu_mask_init(struct cpu_mask *m)
     return -1;
 }
 
-/* The CPUs an exited, unreaped child may run on, as the kernel lists them ("0-3,6"; ""
- * when the kernel does not say or the list does not fit). */
-static void exit_cpus(pid_t pid, struct cpu_mask *m, char *out, size_t size)
+/* A CPU set as the kernel lists it ("0-3,6") at out; its length, or -1 (out[0] then 0)
+ * when it does not fit in size bytes. */
+static int cpu_list(const cpu_set_t *set, const struct cpu_mask *m, char *out, size_t size)
 {
     size_t len = 0;
     out[0] = 0;
-    if (sched_getaffinity(pid, m->size, m->set) != 0)
-        return;
     for (int cpu = 0; cpu < m->cpus; cpu++) {
-        if (!CPU_ISSET_S(cpu, m->size, m->set))
+        if (!CPU_ISSET_S(cpu, m->size, set))
             continue;
         int last = cpu;
-        while (last + 1 < m->cpus && CPU_ISSET_S(last + 1, m->size, m->set))
+        while (last + 1 < m->cpus && CPU_ISSET_S(last + 1, m->size, set))
             last++;
         int n = last > cpu ? snprintf(out + len, size - len, "%s%d-%d", len ? "," : "", cpu, last)
                            : snprintf(out + len, size - len, "%s%d", len ? "," : "", cpu);
         if (n < 0 || (size_t)n >= size - len) {
             out[0] = 0;
-            return;
+            return -1;
         }
         len += (size_t)n;
         cpu = last;
+    }
+    return (int)len;
+}
+
+/* The CPUs an exited, unreaped child may run on, as the kernel lists them ("0-3,6"; ""
+ * when the kernel does not say or the list does not fit). */
+static void exit_cpus(pid_t pid, struct cpu_mask *m, char *out, size_t size)
+{
+    out[0] = 0;
+    if (sched_getaffinity(pid, m->size, m->set) == 0)
+        cpu_list(m->set, m, out, size);
+}
+
+/* The CPUs each thread of the running program was seen allowed on: one entry per task. */
+struct threads {
+    pid_t *tids;
+    cpu_set_t **cpus; /* the union of the sets seen once the task had run RAN_NS */
+    int count, capacity;
+};
+
+/* The CPU time task tid of process pid has had (ns, /proc/PID/task/TID/schedstat), or -1
+ * when the kernel does not say. */
+static long long task_ran_ns(pid_t pid, pid_t tid)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+    FILE *file = fopen(path, "r");
+    long long ran = -1;
+    if (file) {
+        if (fscanf(file, "%lld", &ran) != 1)
+            ran = -1;
+        fclose(file);
+    }
+    return ran;
+}
+
+/* Adds what the kernel says now of each task of process pid (sched_getaffinity per task of
+ * /proc/PID/task); a task that ended meanwhile is left out. The CPUs of a task that has not
+ * yet run RAN_NS are not added: a thread just created has its creator's CPUs until it is
+ * bound (by glibc's pthread_create after the clone, or by itself as it starts: LLVM's
+ * libomp), and on a busy machine it may wait past a look before it runs; a thread the
+ * program moves runs on where it was moved. */
+static void sample_threads(pid_t pid, struct cpu_mask *m, struct threads *t)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return;
+    struct dirent *entry;
+    while ((entry = readdir(dir))) {
+        pid_t tid = (pid_t)atol(entry->d_name);
+        long long ran = tid > 0 ? task_ran_ns(pid, tid) : 0; /* before the CPUs: not older */
+        if (tid <= 0 || sched_getaffinity(tid, m->size, m->set) != 0)
+            continue;
+        int i = 0;
+        while (i < t->count && t->tids[i] != tid)
+            i++;
+        if (i == t->count) {
+            if (t->count == t->capacity) {
+                int capacity = t->capacity ? 2 * t->capacity : 64;
+                pid_t *tids = realloc(t->tids, sizeof *tids * (size_t)capacity);
+                if (tids)
+                    t->tids = tids;
+                cpu_set_t **cpus = realloc(t->cpus, sizeof *cpus * (size_t)capacity);
+                if (cpus)
+                    t->cpus = cpus;
+                if (!tids || !cpus)
+                    break;
+                for (int k = t->capacity; k < capacity; k++)
+                    t->cpus[k] = NULL;
+                t->capacity = capacity;
+            }
+            if (!t->cpus[i] && !(t->cpus[i] = CPU_ALLOC(m->cpus)))
+                break;
+            CPU_ZERO_S(m->size, t->cpus[i]);
+            t->tids[i] = tid;
+            t->count++;
+        }
+        if (ran >= 0 && ran < RAN_NS)
+            continue;
+        CPU_OR_S(m->size, t->cpus[i], t->cpus[i], m->set);
+    }
+    closedir(dir);
+}
+
+/* The threads' CPUs as "tid=cpus;tid=cpus" in buf (grown as needed); its length. */
+static size_t threads_text(const struct threads *t, const struct cpu_mask *m, char **buf,
+                           size_t *capacity)
+{
+    size_t len = 0;
+    for (int i = 0; i < t->count; i++) {
+        size_t need = len + 32 + (size_t)m->cpus * 8;
+        if (need > *capacity) {
+            char *grown = realloc(*buf, need);
+            if (!grown)
+                return len;
+            *buf = grown;
+            *capacity = need;
+        }
+        int n = snprintf(*buf + len, *capacity - len, "%s%d=", len ? ";" : "", (int)t->tids[i]);
+        int cpus = cpu_list(t->cpus[i], m, *buf + len + n, *capacity - len - (size_t)n);
+        if (cpus < 0)
+            return len;
+        len += (size_t)n + (size_t)cpus;
+    }
+    return len;
+}
+
+/* Frees all but the last `keep` bytes (rounded to whole pages) of what the program wrote
+ * so far to a memory file, once it holds more than OUTPUT_HOLD: a hole is punched, the file's
+ * size and the program's offset stay. *punched: where the data held starts. The offset is
+ * asked with SEEK_CUR, which leaves it as it is (the program writes through it). */
+static void free_output(int fd, int64_t keep, int64_t *punched)
+{
+    off_t written = lseek(fd, 0, SEEK_CUR);
+    if (written - *punched <= OUTPUT_HOLD)
+        return;
+    int64_t end = (written - keep) / 4096 * 4096;
+    if (end > *punched && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, *punched,
+                                    end - *punched) == 0)
+        *punched = end;
+}
+
+/* Each process's parent, from /proc/PID/stat: n entries of (pid, parent, zombie); -1 if
+ * /proc cannot be read. */
+struct process {
+    pid_t pid, parent;
+    int zombie, ours; /* ours: a descendant of this launcher, found and killed */
+};
+
+static int list_processes(struct process **list, int *capacity)
+{
+    DIR *dir = opendir("/proc");
+    if (!dir)
+        return -1;
+    int n = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir))) {
+        pid_t pid = (pid_t)atol(entry->d_name);
+        if (pid <= 0)
+            continue;
+        char path[64], stat[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, stat, sizeof stat - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        stat[len] = 0;
+        char *after = strrchr(stat, ')'); /* the name may hold spaces and parentheses */
+        char state;
+        int parent;
+        if (!after || sscanf(after + 1, " %c %d", &state, &parent) != 2)
+            continue;
+        if (n == *capacity) {
+            int grown_capacity = *capacity ? 2 * *capacity : 1024;
+            struct process *grown = realloc(*list, sizeof *grown * (size_t)grown_capacity);
+            if (!grown)
+                break;
+            *list = grown;
+            *capacity = grown_capacity;
+        }
+        (*list)[n++] = (struct process){pid, (pid_t)parent, state == 'Z', 0};
+    }
+    closedir(dir);
+    return n;
+}
+
+/* Kills every descendant of this launcher (all are what runs left: the launcher starts one
+ * program at a time and reaps it first) and the process group `group`, reaps them, and
+ * returns how many were still running; 0 at once when there is none (ECHILD). */
+static int kill_leftovers(pid_t group)
+{
+    static struct process *list;
+    static int capacity;
+    static pid_t seen[4096];
+    int running = 0, seen_count = 0;
+    int64_t give_up = 0;
+    for (;;) {
+        pid_t reaped;
+        while ((reaped = waitpid(-1, NULL, WNOHANG)) > 0)
+            ;
+        if (reaped < 0 && errno == ECHILD)
+            return running; /* none left */
+        if (!give_up)
+            give_up = now_ns() + LEFTOVER_NS;
+        else if (now_ns() > give_up) {
+            fprintf(stderr, "pinbench-launcher: processes a run left did not die in %lld s\n",
+                    LEFTOVER_NS / 1000000000);
+            return running;
+        }
+        int n = list_processes(&list, &capacity);
+        pid_t self = getpid();
+        /* descendants: grown from this launcher's children until no more are found */
+        for (int grew = 1; grew;) {
+            grew = 0;
+            for (int i = 0; i < n; i++) {
+                if (list[i].ours)
+                    continue;
+                int ours = list[i].parent == self;
+                for (int k = 0; !ours && k < n; k++)
+                    ours = list[k].ours && list[k].pid == list[i].parent;
+                if (!ours)
+                    continue;
+                kill(list[i].pid, SIGKILL);
+                int known = 0;
+                for (int k = 0; k < seen_count && !known; k++)
+                    known = seen[k] == list[i].pid;
+                if (!known && !list[i].zombie) {
+                    running++;
+                    if (seen_count < (int)(sizeof seen / sizeof *seen))
+                        seen[seen_count++] = list[i].pid;
+                }
+                list[i].ours = grew = 1;
+            }
+        }
+        kill(-group, SIGKILL); /* and any of its group /proc did not list in time */
+        usleep(1000);
     }
 }
 
 struct outcome {
     int64_t wall_ns;
     struct rusage usage;
-    int status, timed_out, error;
+    int status, timed_out, error, leftover;
+    pid_t pid;
     char cpus[4096]; /* CPUs the exited program may run on (exit_cpus), "" if unknown */
 };
 
-/* Starts the program, waits for it (killing its process group after timeout_ns), reads
- * its CPUs at exit and reaps it. The clock runs from the clone to the exit, and again
- * around the reaping. */
-static void run_program(struct child *c, int64_t timeout_ns, long delay_us, struct cpu_mask *mask,
+static struct timespec span(int64_t ns) { return (struct timespec){ns / 1000000000, ns % 1000000000}; }
+
+/* Kills a run (its group, and whatever it left) and exits: the launcher was asked to stop. */
+static void stop_run(pid_t pid)
+{
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    kill_leftovers(pid);
+    exit(128 + stop_signal);
+}
+
+/* Starts the program, waits for it (killing its process group after timeout_ns; looking at
+ * its output and threads meanwhile, see the top), reads its CPUs at exit, reaps it and
+ * kills what it left. The clock runs from the clone to the exit, and again around the
+ * reaping. */
+static void run_program(struct child *c, int64_t timeout_ns, int64_t output_limit, long delay_us,
+                        struct cpu_mask *mask, int out_fd, int err_fd, struct threads *threads,
                         struct outcome *o)
 {
+    struct timespec first = span(timeout_ns < FIRST_LOOK_NS ? timeout_ns : FIRST_LOOK_NS);
     int64_t start = now_ns();
     pid_t pid = clone(child_main, child_stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
     if (pid < 0) {
@@ -222,11 +498,35 @@ static void run_program(struct child *c, int64_t timeout_ns, long delay_us, stru
     }
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     struct pollfd ready = {.fd = pidfd, .events = POLLIN};
-    struct timespec limit = {timeout_ns / 1000000000, timeout_ns % 1000000000};
-    int polled;
-    do
-        polled = ppoll(&ready, 1, &limit, NULL);
-    while (polled < 0 && errno == EINTR);
+    int polled = ppoll(&ready, 1, &first, NULL);
+    if (polled != 1) { /* still running: look at it until it exits, or past its time */
+        int64_t look_gap = FIRST_LOOK_NS, sample_gap = FIRST_LOOK_NS, out_punched = 0,
+                err_punched = 0, deadline = start + timeout_ns;
+        int64_t next_look = start + FIRST_LOOK_NS, next_sample = next_look;
+        while (pidfd >= 0 && polled != 1 && !(polled < 0 && errno != EINTR)) {
+            if (stop_signal)
+                stop_run(pid);
+            int64_t now = now_ns();
+            if (now >= deadline) {
+                polled = 0;
+                break;
+            }
+            if (polled == 0 && now >= next_look) {
+                free_output(out_fd, output_limit, &out_punched);
+                free_output(err_fd, output_limit, &err_punched);
+                look_gap = look_gap * 2 < LOOK_NS ? look_gap * 2 : LOOK_NS;
+                next_look = now + look_gap;
+            }
+            if (polled == 0 && now >= next_sample) {
+                sample_threads(pid, mask, threads);
+                sample_gap = sample_gap * 2 < SAMPLE_NS ? sample_gap * 2 : SAMPLE_NS;
+                next_sample = now + sample_gap;
+            }
+            int64_t wake = next_look < next_sample ? next_look : next_sample;
+            struct timespec limit = span((wake < deadline ? wake : deadline) - now);
+            polled = ppoll(&ready, 1, &limit, NULL);
+        }
+    }
     if (pidfd < 0 || polled < 0) { /* no way to wait with a timeout (Linux < 5.3) */
         perror("pinbench-launcher: pidfd_open or ppoll");
         kill(-pid, SIGKILL);
@@ -246,6 +546,8 @@ static void run_program(struct child *c, int64_t timeout_ns, long delay_us, stru
     while (wait4(pid, &o->status, 0, &o->usage) < 0 && errno == EINTR)
         ;
     o->wall_ns = (exited - start) + (now_ns() - untimed_end);
+    o->pid = pid;
+    o->leftover = kill_leftovers(pid);
 }
 
 static int read_exact(int fd, void *buf, size_t size)
@@ -253,7 +555,7 @@ static int read_exact(int fd, void *buf, size_t size)
     char *p = buf;
     while (size) {
         ssize_t n = read(fd, p, size);
-        if (n < 0 && errno == EINTR)
+        if (n < 0 && errno == EINTR && !stop_signal)
             continue;
         if (n <= 0)
             return -1;
@@ -286,8 +588,9 @@ static int rewind_output(int fd)
     return end > 0 && ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0 ? 0 : -1;
 }
 
-/* The last `limit` bytes of a memory file, in a buffer grown as needed; sets *size. */
-static char *tail(int fd, int64_t limit, char **buf, size_t *capacity, size_t *size)
+/* The last `limit` bytes of a memory file, in a buffer grown as needed; sets *size and
+ * returns the file's size (all the program wrote to it). */
+static off_t tail(int fd, int64_t limit, char **buf, size_t *capacity, size_t *size)
 {
     /* the size from lseek, not fstat: a stat asks the file's times, after which the
        kernel stamps the next change of any file with a fine-grained time (multigrain
@@ -296,13 +599,13 @@ static char *tail(int fd, int64_t limit, char **buf, size_t *capacity, size_t *s
     off_t end = lseek(fd, 0, SEEK_END);
     *size = 0;
     if (end <= 0)
-        return *buf;
+        return 0;
     int64_t start = end > limit ? end - limit : 0;
     size_t want = (size_t)(end - start);
     if (want > *capacity) {
         char *grown = realloc(*buf, want);
         if (!grown)
-            return *buf;
+            return end;
         *buf = grown;
         *capacity = want;
     }
@@ -312,7 +615,7 @@ static char *tail(int fd, int64_t limit, char **buf, size_t *capacity, size_t *s
             break;
         *size += (size_t)n;
     }
-    return *buf;
+    return end;
 }
 
 /* Splits the request into its fields; returns the number of fields, -1 if malformed. */
@@ -342,6 +645,17 @@ int main(int argc, char **argv)
     long delay_us = argc > 3 ? atol(argv[3]) : 0;
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 || getppid() != parent)
         return 1; /* the measuring process died before we could tie ourselves to it */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1) {
+        perror("pinbench-launcher: PR_SET_CHILD_SUBREAPER");
+        return 1;
+    }
+    struct sigaction stop = {.sa_handler = on_stop}; /* no SA_RESTART: waits end at once */
+    sigemptyset(&stop.sa_mask);
+    if (sigaction(SIGINT, &stop, NULL) || sigaction(SIGTERM, &stop, NULL) ||
+        sigaction(SIGHUP, &stop, NULL)) {
+        perror("pinbench-launcher: sigaction");
+        return 1;
+    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL); /* the programs start with no signal blocked */
@@ -354,8 +668,9 @@ int main(int argc, char **argv)
         perror("pinbench-launcher: /dev/null, /proc/stat, memfd_create or sched_getaffinity");
         return 1;
     }
-    char *out_buf = NULL, *err_buf = NULL;
-    size_t out_capacity = 0, err_capacity = 0;
+    char *out_buf = NULL, *err_buf = NULL, *threads_buf = NULL;
+    size_t out_capacity = 0, err_capacity = 0, threads_capacity = 0;
+    struct threads threads = {0};
     /* stdin and stdout are the pipes to the measuring process: the programs get their own */
     fcntl(0, F_SETFD, FD_CLOEXEC);
     fcntl(1, F_SETFD, FD_CLOEXEC);
@@ -367,7 +682,7 @@ int main(int argc, char **argv)
     for (;;) {
         unsigned char header[8];
         if (read_exact(0, header, sizeof header) != 0)
-            return 0; /* the measuring process closed the pipe: done */
+            return stop_signal ? 128 + stop_signal : 0; /* the pipe closed: done */
         uint64_t size = 0;
         for (int i = 7; i >= 0; i--)
             size = (size << 8) | header[i];
@@ -382,7 +697,7 @@ int main(int argc, char **argv)
             }
         }
         if (read_exact(0, data, size) != 0)
-            return 0;
+            return stop_signal ? 128 + stop_signal : 0;
         long n = split(data, size, fields, max_fields);
         long argc_run = n >= 4 ? atol(fields[3]) : -1;
         long envc_at = 4 + argc_run;
@@ -410,7 +725,8 @@ int main(int argc, char **argv)
         int64_t busy0, total0, busy1, total1;
         cpu_times(stat_fd, &busy0, &total0);
         int64_t own0 = own_cpu_us();
-        run_program(&c, timeout_ns, delay_us, &mask, &o);
+        threads.count = 0;
+        run_program(&c, timeout_ns, output_limit, delay_us, &mask, out_fd, err_fd, &threads, &o);
         busy1 = busy0, total1 = total0;
         int64_t own1 = own0; /* no share of a run too short for one: no need to ask */
         if (o.wall_ns >= shortest_share_ns) {
@@ -418,19 +734,24 @@ int main(int argc, char **argv)
             own1 = own_cpu_us();
         }
         size_t out_size, err_size;
-        tail(out_fd, output_limit, &out_buf, &out_capacity, &out_size);
-        tail(err_fd, output_limit, &err_buf, &err_capacity, &err_size);
+        off_t out_total = tail(out_fd, output_limit, &out_buf, &out_capacity, &out_size);
+        off_t err_total = tail(err_fd, output_limit, &err_buf, &err_capacity, &err_size);
+        size_t threads_size = threads_text(&threads, &mask, &threads_buf, &threads_capacity);
 
         char reply[sizeof o.cpus + 256];
         int len = snprintf(reply, sizeof reply,
-                           "%lld %lld %lld %ld %d %d %d %lld %lld %lld %lld %lld %s %zu %zu\n",
+                           "%lld %lld %lld %ld %d %d %d %lld %lld %lld %lld %lld %s %d %d %lld "
+                           "%lld %zu %zu %zu\n",
                            (long long)o.wall_ns, (long long)tv_us(o.usage.ru_utime),
                            (long long)tv_us(o.usage.ru_stime), o.usage.ru_maxrss, o.status,
                            o.timed_out, o.error, (long long)busy0, (long long)total0,
                            (long long)busy1, (long long)total1, (long long)(own1 - own0),
-                           o.cpus[0] ? o.cpus : "-", out_size, err_size);
+                           o.cpus[0] ? o.cpus : "-", (int)o.pid, o.leftover,
+                           (long long)out_total, (long long)err_total, out_size, err_size,
+                           threads_size);
         write_all(1, reply, (size_t)len);
         write_all(1, out_buf, out_size);
         write_all(1, err_buf, err_size);
+        write_all(1, threads_buf, threads_size);
     }
 }

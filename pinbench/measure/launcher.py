@@ -16,26 +16,44 @@ resumed journal would then mix.
 Parent-death chain: the launcher sets ``PR_SET_PDEATHSIG`` (SIGKILL) on itself at start
 and checks its parent is still the measuring process, and each program sets it too: if the
 measuring process dies, the launcher dies, and with it the program.
+
+The launcher enforces each run's timeout, but the program can stop or kill it (its parent is
+one ``getppid`` away): the measuring process waits for a reply :data:`GRACE_S` past the
+timeout at most. A launcher that does not answer by then is killed with every process below
+it, one that died is noticed at once; either way the run is lost (:class:`LauncherLost`: the
+job records it as failed) and the next run starts another launcher. A stop signal during the
+wait (:mod:`pinbench.measure.interrupt`) makes the launcher kill the run and exit.
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import select
+import signal
 import subprocess
 import threading
+import time
 from dataclasses import dataclass
 
 from pinbench import native
+from pinbench.measure import interrupt
 from pinbench.measure.system import shortest_share_s
 
 #: Version of the way runs are timed, written in new journals' headers.
 TIMER = "c-launcher-1"
 #: Fields of the launcher's reply line (see launcher.c).
-REPLY_FIELDS = 15
+REPLY_FIELDS = 20
+#: How long past a run's timeout the measuring process waits for the launcher's reply.
+GRACE_S = 10.0
 
 
 class LauncherError(RuntimeError):
-    """The launcher cannot be started, or it died; one-line message."""
+    """The launcher cannot be started; one-line message."""
+
+
+class LauncherLost(LauncherError):
+    """The launcher died or stopped answering during a run (the program may have stopped or
+    killed it): the run is lost, the next one starts another launcher; one-line message."""
 
 
 def request(path: str, argv: list[str], env: dict[str, str], timeout_s: float,
@@ -66,8 +84,14 @@ class Reply:
     total_after: int
     own_cpu_s: float  #: the launcher's CPU time and its reaped children's during the samples
     exit_cpus: str
+    pid: int  #: the program's process id (its initial thread's task id)
+    leftover: int  #: processes the program left running after it exited (killed)
+    output_bytes: int  #: all the program wrote to stdout and stderr
     stdout: str  #: the end of what the program wrote to stdout (at most ``output_limit``)
     stderr: str
+    #: the CPUs each thread (task id) was seen allowed on while the program ran, as the
+    #: kernel lists them (``"0-3"``); {} for a run too short to be looked at
+    threads: dict[int, str]
 
 
 class Launcher:
@@ -76,23 +100,34 @@ class Launcher:
     source changed since).
 
     ``exit_read_delay_s`` (tests only) makes the launcher sleep after reading the exited
-    program's CPUs, to show that this read is outside the recorded time.
+    program's CPUs, to show that this read is outside the recorded time; ``grace_s``: how
+    long past a run's timeout its reply is waited for.
     """
 
-    def __init__(self, exit_read_delay_s: float = 0.0):
-        args = [str(native.built("launcher")), str(os.getpid()),
-                str(round(shortest_share_s() * 1e9))]
+    def __init__(self, exit_read_delay_s: float = 0.0, grace_s: float = GRACE_S):
+        self._args = [str(native.built("launcher")), str(os.getpid()),
+                      str(round(shortest_share_s() * 1e9))]
         if exit_read_delay_s:
-            args.append(str(round(exit_read_delay_s * 1e6)))
-        try:
-            self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          close_fds=True)
-        except OSError as exc:
-            raise LauncherError(f"cannot start the launcher {args[0]}: {exc}") from None
-        self.pid = self._proc.pid
-        self._stdin = self._proc.stdin.fileno()
+            self._args.append(str(round(exit_read_delay_s * 1e6)))
+        self.grace_s = grace_s
         self._owner = os.getpid()
         self._lock = threading.Lock()
+        self._running = False  #: a request sent, its reply not read yet
+        self._start()
+
+    def _start(self) -> None:
+        try:
+            self._proc = subprocess.Popen(self._args, stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, close_fds=True)
+        except OSError as exc:
+            raise LauncherError(f"cannot start the launcher {self._args[0]}: {exc}") from None
+        self.pid = self._proc.pid
+        self._stdin = self._proc.stdin.fileno()
+        self._poll = select.poll()
+        for fd in (self._proc.stdout.fileno(), interrupt.wake_fd(), interrupt.workflow_fd()):
+            if fd >= 0:
+                self._poll.register(fd, select.POLLIN)
+        self._reply_fd = self._proc.stdout.fileno()
 
     def alive(self) -> bool:
         """Whether the launcher is still running, for this process."""
@@ -105,44 +140,95 @@ class Launcher:
         return self.send(request(path, argv, env, timeout_s, output_limit))
 
     def send(self, message: bytes) -> Reply:
-        """Run the program of a :func:`request` (made once, sent for many runs)."""
-        parts, output, sizes = [], b"", (0, 0)
+        """Run the program of a :func:`request` (made once, sent for many runs); a launcher
+        that died since the last run is replaced first. :class:`LauncherLost` when it dies
+        or stops answering during the run; :class:`~pinbench.measure.interrupt.Interrupted`
+        when a stop came during it (the launcher killed the run)."""
+        parts, output, sizes = [], b"", (0, 0, 0)
         with self._lock:
+            if self._proc.poll() is not None:
+                self._proc.stdout.close()
+                self._start()
+            self._running = True
             try:
                 view = memoryview(message)
                 while view:  # straight to the pipe: nothing is ever buffered on it
                     view = view[os.write(self._stdin, view):]
+                self._wait(int(message[8:message.index(b"\0", 8)]) / 1e9 + self.grace_s)
                 parts = self._proc.stdout.readline().split()
                 if len(parts) == REPLY_FIELDS:
-                    sizes = int(parts[13]), int(parts[14])
-                    if sizes[0] or sizes[1]:
-                        output = self._proc.stdout.read(sizes[0] + sizes[1])
+                    sizes = int(parts[17]), int(parts[18]), int(parts[19])
+                    if any(sizes):
+                        output = self._proc.stdout.read(sum(sizes))
             except OSError:
                 pass
-        if len(parts) != REPLY_FIELDS or len(output) != sizes[0] + sizes[1]:
+            self._running = False
+        if len(parts) != REPLY_FIELDS or len(output) != sum(sizes):
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=1)
-            raise LauncherError(f"the launcher (pid {self.pid}) died during a run "
-                                f"(exit status {self._proc.poll()})")
+            stop = interrupt.take_pending()
+            if stop is not None:  # the same stop signal ended the launcher (Ctrl-C)
+                raise stop
+            raise LauncherLost(f"the launcher (pid {self.pid}) died during the run "
+                               f"(exit status {self._proc.poll()})")
         wall, user, system, rss, status, timed_out, error, busy0, total0, busy1, total1, \
             own = map(int, parts[:12])
         cpus = parts[12].decode()
+        pid, leftover, out_total, err_total = map(int, parts[13:17])
+        out, err = sizes[0], sizes[0] + sizes[1]
+        threads = dict(item.split("=") for item in output[err:].decode().split(";") if item)
         return Reply(wall / 1e9, user / 1e6, system / 1e6, rss, status, bool(timed_out), error,
                      busy0, total0, busy1, total1, own / 1e6, "" if cpus == "-" else cpus,
-                     output[:sizes[0]].decode("utf-8", "replace") if sizes[0] else "",
-                     output[sizes[0]:].decode("utf-8", "replace") if sizes[1] else "")
+                     pid, leftover, out_total + err_total,
+                     output[:out].decode("utf-8", "replace") if out else "",
+                     output[out:err].decode("utf-8", "replace") if err > out else "",
+                     {int(tid): cpus for tid, cpus in threads.items()})
+
+    def _wait(self, limit_s: float) -> None:
+        """Wait for the reply, at most ``limit_s``; a stop meanwhile ends the run and raises
+        Interrupted, a launcher that does not answer is killed (LauncherLost)."""
+        deadline = time.monotonic() + limit_s
+        while True:
+            left = deadline - time.monotonic()
+            ready = {fd for fd, _ in self._poll.poll(max(0.0, left) * 1000)} if left > 0 else set()
+            if self._reply_fd in ready:
+                return
+            stop = interrupt.take_pending() if interrupt.wake_fd() in ready else None
+            if ready - {self._reply_fd, interrupt.wake_fd()}:  # the workflow's process is gone
+                stop = interrupt.Interrupted(interrupt.WORKFLOW_GONE, 0)
+            if stop is not None:
+                self._proc.send_signal(signal.SIGTERM)  # it kills the run and what it left
+                try:
+                    self._proc.wait(timeout=self.grace_s)
+                except subprocess.TimeoutExpired:
+                    self._kill()
+                raise stop
+            if left <= 0:
+                self._kill()
+                raise LauncherLost(f"the launcher (pid {self.pid}) did not answer "
+                                   f"{self.grace_s:g} s past the run's timeout (stopped by the "
+                                   "program?): killed with the run")
+
+    def _kill(self) -> None:
+        """Kill the launcher and every process below it (they are the run's)."""
+        for pid in [*interrupt.descendants(self.pid), self.pid]:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        self._proc.wait()
 
     def close(self) -> None:
-        """End the launcher (it exits when its request pipe closes)."""
+        """End the launcher (it exits when its request pipe closes; a run left under way, by
+        an exception during :meth:`send`, is killed first)."""
         if self._owner != os.getpid():
             return
         with contextlib.suppress(OSError):
             self._proc.stdin.close()
+        if self._running and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGTERM)
         try:
             self._proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+            self._kill()
         self._proc.stdout.close()
 
     def __enter__(self) -> "Launcher":

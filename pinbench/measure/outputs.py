@@ -123,8 +123,11 @@ class Outputs:
                 f"{'' if stdout.endswith(chr(10)) or not stdout else chr(10)}"
                 f"== stderr\n{_tail(stderr)}")
         data = memoryview(_gzip(text.encode("utf-8", "replace")))
-        while data:
-            data = data[os.write(self._fd, data):]
+        try:
+            while data:
+                data = data[os.write(self._fd, data):]
+        except OSError as exc:  # a full disk: say which file
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
     def close(self) -> None:
         """Make the file durable (``fsync``) and close it."""

@@ -13,8 +13,14 @@ around spawn..wait, user and system time come from ``wait4``'s rusage.
 
 The program's stdout and stderr go to two memory files of the launcher, emptied before
 each run: no file is created or truncated per run (truncating an ext4 file that held
-data costs about 0.2 ms), and nothing is read while it runs. What a program writes is
-held in memory until its run ends, so a program that writes gigabytes uses as much.
+data costs about 0.2 ms), and nothing is read while it runs. A program that writes more
+than 16 MiB has all but the last :data:`OUTPUT_LIMIT` bytes freed as it goes (the launcher
+looks every 0.1 s at most), so it holds 16 MiB plus what the program writes in 0.1 s; the
+record says how much it wrote (:attr:`RunResult.output_bytes`).
+
+The launcher is the subreaper of each run: what the program leaves running when it exits
+(a forked child it did not wait for) is killed and counted (:attr:`RunResult.leftover`),
+and the run fails, so nothing it left writes into or slows a later run.
 
 Before the spawn and after the reaping (outside the timed span), the launcher samples
 the machine's CPU time from ``/proc/stat`` (kept open): what the run and the launcher did
@@ -25,10 +31,13 @@ the launcher's pipe meanwhile. A run too short for a share
 Between the program's exit and its reaping, the launcher asks the kernel the CPUs its
 initial thread was last allowed (``sched_getaffinity`` of the zombie: its
 ``Cpus_allowed_list``): nothing runs in the program for it, and that call is left out of
-the wall time.
+the wall time. While the program runs, it also looks at the CPUs each of its threads may run
+on (at 10, 20, 40 ms ..., then every second: :attr:`RunResult.thread_cpus`), so that a
+program that moves its own threads with ``sched_setaffinity`` is caught.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -68,6 +77,14 @@ class RunResult:
     other_cpu: float | None = None
     #: the program's peak resident set (kB), from ``wait4``
     max_rss_kb: int = 0
+    #: the processes the program left running when it exited, killed by the launcher
+    leftover: int = 0
+    #: all the program wrote to stdout and stderr (of which the last OUTPUT_LIMIT are kept)
+    output_bytes: int = 0
+    #: the program's process id: its initial thread's task id (0: it did not start)
+    pid: int = 0
+    #: task id -> the CPUs that thread was seen allowed on while the program ran
+    thread_cpus: dict[int, str] = dataclasses.field(default_factory=dict)
 
 
 def executable(argv0: str, env: dict[str, str]) -> str:
@@ -95,12 +112,17 @@ def run_once(argv: list[str], env: dict[str, str], timeout_s: float,
 
     The output goes to memory files of the launcher (nothing is read while the program
     runs), and the last :data:`OUTPUT_LIMIT` bytes of each stream come back. A run past
-    ``timeout_s`` is killed with its process group. ``launcher``: the launcher process to
-    use (default: this process's own, :func:`pinbench.measure.launcher.shared`);
+    ``timeout_s`` is killed with its process group. A launcher lost during the run (the
+    program stopped or killed it) makes a failed result (``error``). ``launcher``: the
+    launcher process to use (default: this process's own,
+    :func:`pinbench.measure.launcher.shared`);
     ``request``: what :func:`prepare` made of these ``argv``, ``env`` and ``timeout_s``.
     """
-    reply = (launcher or c_launcher.shared()).send(
-        request if request is not None else prepare(argv, env, timeout_s))
+    try:
+        reply = (launcher or c_launcher.shared()).send(
+            request if request is not None else prepare(argv, env, timeout_s))
+    except c_launcher.LauncherLost as exc:
+        return RunResult(0.0, 0.0, 0.0, -9, False, "", "", str(exc))
     if reply.error:
         error = OSError(reply.error, os.strerror(reply.error), argv[0])
         return RunResult(0.0, 0.0, 0.0, 127, False, "", "", f"cannot start: {error}")
@@ -109,4 +131,5 @@ def run_once(argv: list[str], env: dict[str, str], timeout_s: float,
     return RunResult(reply.wall_s, reply.user_s, reply.sys_s,
                      os.waitstatus_to_exitcode(reply.wait_status), reply.timed_out,
                      reply.stdout, reply.stderr, exit_cpus=reply.exit_cpus, other_cpu=others,
-                     max_rss_kb=reply.max_rss_kb)
+                     max_rss_kb=reply.max_rss_kb, leftover=reply.leftover,
+                     output_bytes=reply.output_bytes, pid=reply.pid, thread_cpus=reply.threads)

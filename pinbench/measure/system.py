@@ -20,6 +20,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -97,16 +98,18 @@ def other_share(before: CpuTimes, after: CpuTimes, ours_s: float) -> float | Non
     return max(0.0, (after.busy - before.busy - ours) / elapsed)
 
 
-def wait_until_quiet(threshold: float, max_wait_s: float,
-                     window_s: float = 0.1) -> tuple[float, bool]:
+def wait_until_quiet(threshold: float, max_wait_s: float, window_s: float = 0.1,
+                     check: Callable[[], None] = lambda: None) -> tuple[float, bool]:
     """Sleep in windows of ``window_s`` until the CPUs are less than ``threshold`` busy (this
-    process sleeps meanwhile, so the busy time is others'), at most ``max_wait_s``.
+    process sleeps meanwhile, so the busy time is others'), at most ``max_wait_s``; ``check``
+    is called before each window (it raises to end the wait).
 
     Returns the seconds waited and whether the machine was found busy all along (False
     when a window was quiet, or when ``max_wait_s`` allowed no window at all).
     """
     start, busy = time.monotonic(), False
     while time.monotonic() - start < max_wait_s:
+        check()
         before = CpuTimes.now()
         time.sleep(window_s)
         busy = CpuTimes.now().busy_share_since(before) >= threshold

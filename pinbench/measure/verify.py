@@ -10,7 +10,15 @@ libgomp prints no such line for a one-thread team, so at one thread the set the
 kernel gave the program's initial thread at exit (read by the launcher from the
 exited process, :attr:`pinbench.measure.spawn.RunResult.exit_cpus`) is added to
 thread 0's: it covers both runtimes, static programs and programs that run no
-parallel region, and costs the program nothing.
+parallel region, and costs the program nothing. A bound run's thread 0 gets it at every
+thread count.
+
+The runtime reports the place it gave a thread, not where the thread runs: a program that
+moves its own threads (``sched_setaffinity``) is seen by thread 0's CPUs at exit, and by
+the launcher's looks at the other threads' CPUs while it runs (:func:`with_threads`), once
+a thread has run 1 ms (a thread just created has its creator's CPUs until it is bound). A
+move of thread 0 undone before it exits, and a move of another thread in a run shorter than
+the first look (10 ms) or undone between two looks, are not seen.
 """
 from __future__ import annotations
 
@@ -62,6 +70,35 @@ def with_initial_thread(observed: dict[int, frozenset[int]],
     if not exit_cpus:
         return observed
     return observed | {0: observed.get(0, frozenset()) | parse_cpu_list(exit_cpus)}
+
+
+def with_threads(observed: dict[int, frozenset[int]], thread_cpus: dict[int, str], pid: int,
+                 threads: int) -> dict[int, frozenset[int]]:
+    """``observed`` with the CPUs the kernel allowed each thread but the initial one while the
+    program ran (the launcher's looks, task id -> CPU list) added to that thread's: a thread
+    the program moved (``sched_setaffinity``) is then seen on more than its place.
+
+    The initial thread (task id ``pid``) is thread 0; the others are threads 1, 2, ... in the
+    order they were created (task ids ascending, as both runtimes start a team) when the
+    program had exactly ``threads`` of them; otherwise (threads of the program's own) none is
+    added. Only threads the runtime reported are added to. The initial thread's looks are
+    not: until its runtime binds it, it runs on all the launcher's CPUs, and LLVM's libomp
+    may take more than the first look to get there; its CPUs at exit count instead
+    (:func:`with_initial_thread`).
+
+    >>> with_threads({0: frozenset({2}), 1: frozenset({3})}, {7: "0-3", 9: "2", 8: "2"}, 7, 3)
+    {0: frozenset({2}), 1: frozenset({2, 3})}
+    >>> with_threads({0: frozenset({2}), 1: frozenset({3})}, {7: "1", 9: "2"}, 7, 3)
+    {0: frozenset({2}), 1: frozenset({3})}
+    """
+    others = sorted(tid for tid in thread_cpus if tid != pid)
+    if pid not in thread_cpus or len(others) != threads - 1:
+        return observed
+    added = dict(observed)
+    for number, tid in enumerate(others, start=1):
+        if number in observed:
+            added[number] = observed[number] | parse_cpu_list(thread_cpus[tid])
+    return added
 
 
 def verify(planned: list[int] | None, observed: dict[int, frozenset[int]],

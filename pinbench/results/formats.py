@@ -32,6 +32,7 @@ read back as state but made again from the runs: the analyse rule takes the ``st
 version as a parameter, so Snakemake analyses again when it changes.
 
 Version 3 of ``stats`` is the analysis with report-wide decisions (:func:`migrate_stats_2`).
+Version 3 of ``runs`` adds the column ``output_bytes`` (:func:`migrate_runs_2`).
 Version 2 adds the version: a version 1 file reads as it is, but for the placement files
 made before placements had an objective (:func:`migrate_placement_1`) and the journals,
 whose header is matched against the job that resumes them (:func:`migrate_journal_1`).
@@ -51,7 +52,7 @@ if TYPE_CHECKING:  # the job module imports this one
 KEY = "format"
 
 #: The current version of each kind, and what a file of that kind is, in words.
-CURRENT = {"placement": 2, "journal": 2, "runs": 2, "explained": 2, "stats": 3, "sidecar": 2,
+CURRENT = {"placement": 2, "journal": 2, "runs": 3, "explained": 2, "stats": 3, "sidecar": 2,
            "environment": 2, "account": 2, "note": 2}
 WHAT = {"placement": "placement file", "journal": "journal", "runs": "runs table",
         "explained": "explained runs table", "stats": "stats.json",
@@ -190,6 +191,12 @@ def _relocated(plan: dict, binary: str) -> dict:
                    "sequential_argv": named(plan.get("sequential_argv"))}
 
 
+def migrate_runs_2(content: dict) -> dict:
+    """Version 2 to 3 of a runs table's row: the bytes each run wrote were not counted (the
+    column ``output_bytes``, absent, reads as None)."""
+    return content
+
+
 def migrate_stats_2(content: dict) -> dict:
     """Version 2 to 3 of ``stats.json``: none. Version 3 is the analysis of issue 26
     (report-wide decisions, another test per comparison, the study's tables' number of
@@ -202,4 +209,5 @@ def migrate_stats_2(content: dict) -> dict:
 MIGRATIONS: dict[str, dict[int, Callable[..., dict]]] = {
     kind: {1: migrate_unchanged_1} for kind in CURRENT
 } | {"placement": {1: migrate_placement_1}, "journal": {1: migrate_journal_1},
-     "stats": {1: migrate_unchanged_1, 2: migrate_stats_2}}
+     "stats": {1: migrate_unchanged_1, 2: migrate_stats_2},
+     "runs": {1: migrate_unchanged_1, 2: migrate_runs_2}}

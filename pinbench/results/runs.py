@@ -63,6 +63,9 @@ class RunRecord:
     metrics: str = ""
     #: the host the run ran on (nodes of a pooled SLURM machine differ)
     host: str = ""
+    #: the bytes the program wrote to stdout and stderr (the last MiB of each is read, the
+    #: last 64 KiB kept); None: counted since
+    output_bytes: int | None = None
 
     @property
     def cell(self) -> tuple[str, str, int, str]:
@@ -100,8 +103,9 @@ def _parser(kind) -> typing.Callable[[str], object]:
         return lambda text: text == "True"
     if kind in (int, float):
         return kind
-    if kind == float | None:
-        return lambda text: float(text) if text else None
+    if kind in (float | None, int | None):
+        inner = float if kind == float | None else int
+        return lambda text: inner(text) if text else None
     return str
 
 

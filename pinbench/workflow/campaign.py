@@ -47,19 +47,24 @@ BUILTIN_FIELDS = TRACE_BUILD_FIELDS | RUN_FIELDS | {"tree"}
 #: ``\Z``, not ``$``: the schema's patterns are searched with Python's ``re``, whose ``$``
 #: also matches before a trailing newline.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z"
-#: Characters that would break a message's one line (str.splitlines splits at each).
-_LINE_BREAKING = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+#: Characters a message writes as escapes: control characters (Unicode's Cc: a terminal
+#: obeys ESC sequences, CR and backspace, and str.splitlines splits at several), the line
+#: and paragraph separators, and lone surrogates (no text encoding writes them).
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+#: What a campaign string may not hold: the unprintable characters but tab and newline
+#: (a multi-line command, a tab in a regex), which print as they are.
+_REFUSED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 class ConfigError(ValueError):
     """A campaign file is wrong; the message is one line naming the field.
 
     Control characters of the values it quotes are written as escapes, so that
-    the message stays one line whatever the file holds.
+    the message stays one line, and reaches the terminal as text, whatever the file holds.
     """
 
     def __init__(self, message: str):
-        super().__init__(_LINE_BREAKING.sub(lambda m: repr(m.group())[1:-1], message))
+        super().__init__(_UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], message))
 
 
 @dataclass(frozen=True)
@@ -104,25 +109,43 @@ def _where(path) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
 
 
+def _refusal(text: str) -> str:
+    """Why a campaign string cannot be taken, or "" (see :func:`check_values`)."""
+    found = _REFUSED.search(text)
+    if found is None:
+        return ""
+    char = found.group()
+    if char == "\0":
+        return "holds a NUL byte, which no argument, environment variable or file name can hold"
+    if "\ud800" <= char <= "\udfff":
+        return (f"holds a lone surrogate ({char!r}), which is no character and cannot be "
+                "written as UTF-8 (to a file or a terminal)")
+    return (f"holds the control character {char!r}, which a terminal would obey when the "
+            "value is printed (of the control characters only tab and newline are allowed)")
+
+
 def check_values(config: dict) -> None:
-    """Refuse what no schema keyword can: NaN or infinite numbers, and NUL bytes in strings.
+    """Refuse what no schema keyword can: NaN or infinite numbers, and strings (values and
+    keys) holding a NUL byte, a control character but tab and newline, or a lone surrogate.
 
     NaN passes every bound (each comparison with it is false) and neither NaN nor
     infinity is a usable confidence, timeout or weight; a NUL byte cannot be part
-    of an argument, an environment variable or a file name.
+    of an argument, an environment variable or a file name; an escape sequence (ESC...)
+    in a value Snakemake's job lines print (the run and build commands) would reach the
+    terminal raw, clearing it or setting its title; a lone surrogate (``"\\ud800"`` in
+    YAML) cannot be written as UTF-8, so the report would fail once everything is measured.
     """
     stack = [((), config)]
     while stack:  # iterative: a deeply nested file must not exhaust the stack
         path, value = stack.pop()
         if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f"{_where(path)}: {value} is not a finite number")
-        if isinstance(value, str) and "\0" in value:
-            raise ConfigError(f"{_where(path)}: {value!r} holds a NUL byte, which no argument, "
-                              "environment variable or file name can hold")
+        if isinstance(value, str) and (why := _refusal(value)):
+            raise ConfigError(f"{_where(path)}: {value!r} {why}")
         if isinstance(value, dict):
             for key, item in value.items():
-                if isinstance(key, str) and "\0" in key:
-                    raise ConfigError(f"{_where(path)}: key {key!r} holds a NUL byte")
+                if isinstance(key, str) and (why := _refusal(key)):
+                    raise ConfigError(f"{_where(path)}: key {key!r} {why}")
                 stack.append(((*path, key), item))
         elif isinstance(value, list):
             stack.extend(((*path, k), item) for k, item in enumerate(value))
@@ -342,6 +365,17 @@ def _check_benchmarks(config: dict, root: Path) -> None:
         for metric, pattern in bench["metrics"].items():
             _check_regex(pattern, f"{where}.metrics.{metric}", groups=1)
         _check_env(bench["env"], f"{where}.env")
+        _check_file_names(config, name, where)
+
+
+def _check_file_names(config: dict, name: str, where: str) -> None:
+    """The files a benchmark's build reads (Snakemake's job lines may name them) have
+    printable names: no control character, no byte that is not UTF-8."""
+    for path in build_sources(config, name):
+        if _REFUSED.search(path):
+            field = "inputs" if "inputs" in config["benchmarks"][name] else "source"
+            raise ConfigError(f"{where}.{field}: the build reads {path!r}, a file name with a "
+                              "control character or bytes that are not UTF-8; rename it")
 
 
 def _input_patterns(patterns: list[str], root: Path, where: str) -> list[str]:

@@ -13,15 +13,21 @@ misbehaving quietly:
   (``JobScheduler._schedule_reevalutation``), which outlives it (:func:`exit_without_waiting`);
 - the ``Workflow`` properties read: ``scheduler``, ``dag``, ``dryrun`` and
   ``is_main_process`` (:func:`had_nothing_to_do`), ``overwrite_configfiles``
-  (:func:`config_files`) and ``basedir`` (:func:`main_directory`).
+  (:func:`config_files`) and ``basedir`` (:func:`main_directory`);
+- asked to stop (SIGINT: ``KeyboardInterrupt``; SIGTERM: the scheduler's own handler, set
+  before ``onstart`` runs, in the main thread), Snakemake waits for its running local jobs,
+  and signals none of them (:func:`forward_stops`).
 """
 from __future__ import annotations
 
 import fcntl
 import gc
 import os
+import signal
 import threading
 from pathlib import Path
+
+from pinbench.measure import interrupt
 
 #: Snakemake's state directory, in its working directory (``PersistenceBase``'s default).
 STATE_DIR = ".snakemake"
@@ -94,3 +100,28 @@ def config_files(workflow) -> list[str]:
 def main_directory(workflow) -> Path:
     """The directory of the Snakefile Snakemake was started with (``-s``, or the one found)."""
     return Path(workflow.basedir)
+
+
+def forward_stops() -> None:
+    """Make this Snakemake's measurement jobs stop when it is asked to: a SIGINT or SIGTERM
+    to it alone is passed on to every measuring process below it (they end their run
+    unjournaled and exit in one line) before Snakemake's own handler, which then waits for
+    them as it waits for every running job; and they learn which process is the workflow's
+    (:func:`pinbench.measure.interrupt.mark_workflow`), so that they stop when it dies of
+    SIGKILL too. Call it from ``onstart``: Snakemake has set its handlers then, and starts
+    its jobs after."""
+    interrupt.mark_workflow()
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(signum)
+
+        def forward(received, frame, previous=previous):
+            interrupt.stop_measurements(os.getpid(), received)
+            if callable(previous):
+                previous(received, frame)
+            elif previous == signal.SIG_DFL:
+                signal.signal(received, signal.SIG_DFL)
+                os.kill(os.getpid(), received)
+
+        signal.signal(signum, forward)

@@ -39,14 +39,17 @@ if "campaign" not in config and not CONFIG_FILES:
     config = campaign.default_config(PROJECT) | config
 # Snakemake has read the --configfile files with its own reader (and stopped, in its own
 # words, at what that reader refuses); read again strictly, what it let through (a duplicate
-# key...) is refused in one line. Then the schema, by Snakemake's validate() (its message),
-# and the checks no schema makes, one line each. The defaults are filled by load_campaign
-# alone: validate()'s filling shares one default object among the benchmarks, and fails on
-# a nullable object's null default (stopping: null). `pinbench run` reads the campaign
-# strictly before Snakemake starts: one line for any bad file.
+# key...) is refused in one line. Then the values no schema refuses (a control character
+# or a lone surrogate, which validate()'s message would print raw), the schema, by
+# Snakemake's validate() (its message), and the other checks no schema makes, one line each.
+# The defaults are filled by load_campaign alone: validate()'s filling shares one default
+# object among the benchmarks, and fails on a nullable object's null default (stopping:
+# null). `pinbench run` reads the campaign strictly before Snakemake starts: one line for
+# any bad file.
 try:
     for path in CONFIG_FILES:
         config_file.load(path)
+    campaign.check_values(config)
     validate(config, campaign.SCHEMA, set_default=False)
     config, MACHINES = campaign.load_campaign(config, PROJECT)
 except campaign.ConfigError as exc:

@@ -1,0 +1,162 @@
+"""How a measuring process stops when asked: SIGINT, SIGTERM or SIGHUP, or its workflow gone.
+
+:func:`install` (the measuring process's ``main``) handles the three signals. Outside a run
+a signal raises :class:`Interrupted` at once (waiting for the machine lock or a quiet
+machine ends there). From the start of a run to its journaled record (:func:`journaling`) it
+is only noted: the wait for the launcher's reply (:meth:`pinbench.measure.launcher.Launcher.send`)
+also watches :func:`wake_fd`, which the signal makes readable, and on it asks the launcher
+to kill the run (and whatever the run left) and raises :class:`Interrupted`; a run whose
+reply is there already is journaled first, then the section raises. A run is thus journaled
+whole or not at all, and the next call measures only the runs the journal lacks.
+
+The workflow's process (``pinbench run`` or ``snakemake``) says who it is in
+:data:`WORKFLOW_VARIABLE` (``host pid``, :func:`mark_workflow`, from the Snakefile): its jobs'
+measuring processes on the same host also stop when it is gone (killed with SIGKILL, where
+no signal reaches them): :func:`workflow_fd` is a pidfd the same wait watches. Snakemake
+itself, asked to stop, waits for its running jobs; :func:`stop_measurements` is what its
+process calls first (:func:`pinbench.workflow.snakemake_adapter.forward_stops`), so that they
+stop promptly.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import select
+import signal
+from collections.abc import Iterator
+
+#: The signals that stop a measuring process.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: The environment variable naming the workflow's process: ``<host> <pid>``.
+WORKFLOW_VARIABLE = "PINBENCH_WORKFLOW"
+#: Why a measuring process stops when its workflow's process is gone.
+WORKFLOW_GONE = "the workflow's process ended"
+#: What the measuring process's command line holds (``python -m pinbench.measure``).
+MEASURING_MODULE = b"pinbench.measure"
+
+
+class Interrupted(Exception):
+    """The measuring process was asked to stop (str: by what, in words); ``signum``: the
+    signal (0: the workflow's process is gone)."""
+
+    def __init__(self, why: str, signum: int):
+        super().__init__(why)
+        self.signum = signum
+
+
+_pending: Interrupted | None = None
+_depth = 0
+_wake = -1
+
+
+def install() -> None:
+    """Handle the stop signals in this process (from its main thread)."""
+    global _wake
+    read, write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    _wake = read
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _on_signal)
+
+
+def _on_signal(signum: int, frame) -> None:
+    global _pending
+    stop = Interrupted(f"{signal.Signals(signum).name}", signum)
+    if _depth:
+        _pending = _pending or stop
+        return
+    raise stop
+
+
+def wake_fd() -> int:
+    """A descriptor readable once a stop signal came (-1: :func:`install` was not called)."""
+    return _wake
+
+
+def take_pending() -> Interrupted | None:
+    """The stop that came during :func:`journaling`, if any, taken (and the wake
+    descriptor drained): whoever takes it raises it."""
+    global _pending
+    if _wake >= 0:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(_wake, 64):
+                pass
+    stop, _pending = _pending, None
+    return stop
+
+
+@contextlib.contextmanager
+def journaling() -> Iterator[None]:
+    """A run, from its start to its journaled record: a stop signal is noted, not raised
+    (the launcher's wait raises it while the run is under way); raised on leaving."""
+    global _depth, _pending
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
+    if not _depth and _pending is not None:
+        stop, _pending = _pending, None
+        raise stop
+
+
+def mark_workflow() -> None:
+    """Name this process as the workflow's for the measuring processes it starts (kept when
+    the variable is set already: a job's own Snakemake process inherits its workflow's)."""
+    os.environ.setdefault(WORKFLOW_VARIABLE, f"{os.uname().nodename} {os.getpid()}")
+
+
+@functools.cache
+def workflow_fd() -> int:
+    """A pidfd of the workflow's process on this host (readable once it exits), opened once;
+    -1 when there is none to watch (another host, not running, no variable)."""
+    host, _, pid = os.environ.get(WORKFLOW_VARIABLE, "").partition(" ")
+    if host != os.uname().nodename or not pid.isdigit():
+        return -1
+    try:
+        return os.pidfd_open(int(pid))
+    except OSError:
+        return -1
+
+
+def check() -> None:
+    """Raise :class:`Interrupted` when the workflow's process is gone (between runs: a wait
+    for a quiet machine)."""
+    fd = workflow_fd()
+    if fd >= 0 and select.select([fd], [], [], 0)[0]:
+        raise Interrupted(WORKFLOW_GONE, 0)
+
+
+def descendants(root: int) -> list[int]:
+    """The processes below ``root`` (its children, theirs, ...), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    stat = handle.read()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat[stat.rindex(b")") + 2:].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        below = [pid for pid, parent in parents.items() if parent in frontier]
+        found += below
+        frontier = below
+    return found
+
+
+def stop_measurements(root: int, signum: int = signal.SIGTERM) -> list[int]:
+    """Send ``signum`` to every measuring process below ``root``; their pids."""
+    stopped = []
+    for pid in descendants(root):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if MEASURING_MODULE not in handle.read().split(b"\0"):
+                    continue
+            os.kill(pid, signum)
+        except OSError:
+            continue
+        stopped.append(pid)
+    return stopped

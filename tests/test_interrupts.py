@@ -1,0 +1,108 @@
+"""Stopping a measurement for real: SIGINT or SIGTERM to the measuring process, or to
+Snakemake alone, or Snakemake killed: the run under way ends unjournaled, the process says
+so in one line and exits promptly (releasing the machine lock), and the next call measures
+exactly the runs the journal lacks."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT, campaign_command, run_campaign
+from test_launcher import _alive
+
+from pinbench.measure.journal import read_lines
+from pinbench.results.runs import read_runs
+
+RUN_S = 1.0  # each run of the tests' campaign
+SLEEP_S = 2.0  # each run of the tests' measuring process
+
+
+def measuring_command(tmp_path: Path, repetitions: int = 3) -> list[str]:
+    """A measuring process whose runs take SLEEP_S each and write their pid to ``pids``."""
+    script = f"echo $$ >> {tmp_path / 'pids'}; sleep {SLEEP_S}; echo validation: OK"
+    spec = {"machine": "here", "benchmark": "sleep", "threads": 1,
+            "argv": ["/bin/sh", "-c", script], "env": {}, "validate": "^validation: OK$",
+            "time_regex": None, "timeout_s": 30, "repetitions": repetitions, "seed": 1,
+            "order": "interleaved", "strategies": ["os"], "quiet": {"threshold": 1,
+                                                               "max_wait_s": 0}}
+    placement = tmp_path / "os.json"
+    placement.write_text(json.dumps({"format": 2, "strategy": "os", "threads": 1,
+                                     "topology": "auto", "placeable": [0], "pus": None,
+                                     "J": None}))
+    return [sys.executable, "-m", "pinbench.measure", "--spec", json.dumps(spec),
+            "--placements", str(placement), "--journal", str(tmp_path / "j.jsonl"),
+            "--out", str(tmp_path / "t.csv"), "--lock", str(tmp_path / "lock")]
+
+
+def wait_for(condition, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_ends_the_run_under_way_and_the_next_call_resumes(tmp_path, signum):
+    command = measuring_command(tmp_path)
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    pids = tmp_path / "pids"
+    wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2)  # run 2 under way
+    asked = time.monotonic()
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=30)
+    assert time.monotonic() - asked < SLEEP_S / 2  # the run was not waited for
+    assert proc.returncode == 128 + signum
+    assert stderr.splitlines()[-1] == (
+        f"python -m pinbench.measure: stopped ({signal.Signals(signum).name}): the run under "
+        "way is not journaled, the finished ones are; the next call resumes"), stderr
+    assert "Traceback" not in stderr
+    assert not any(_alive(int(pid)) for pid in pids.read_text().split())
+    assert len(read_lines(tmp_path / "j.jsonl")) == 2  # the header and the finished run
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming: 1 of 3 runs already journaled" in resumed.stderr
+    assert sorted(r.repetition for r in read_runs([tmp_path / "t.csv"])) == [0, 1, 2]
+
+
+def slow_campaign(work: Path) -> Path:
+    """A campaign of one measurement job of 12 runs of about RUN_S each."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "campaign.yaml").write_text(yaml.safe_dump({
+        "campaign": "slow", "repetitions": 4, "threads": ["all"],
+        "machines": {"here": {"topology": "auto"}}, "quiet": {"max_wait_s": 0},
+        "benchmarks": {"spin": {"source": "tests/data/spin.c", "input": str(RUN_S * 1000)}}}))
+    threads = len(os.sched_getaffinity(0))
+    return work / "results" / "slow" / "here" / "journal" / "spin" / f"t{threads}.jsonl"
+
+
+def measuring_processes(work: Path) -> list[str]:
+    found = subprocess.run(["pgrep", "-f", f"pinbench.measure .*{work}"], capture_output=True,
+                           text=True)
+    return found.stdout.split()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_a_stop_to_snakemake_alone_stops_its_measurement_promptly(tmp_path, signum):
+    """Snakemake asked to stop waits for its running jobs: the measurement stops at once
+    instead of running its cell to the end (or on, when Snakemake was killed)."""
+    journal = slow_campaign(tmp_path)
+    proc = subprocess.Popen(campaign_command(tmp_path), cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    wait_for(lambda: len(read_lines(journal)) >= 2, timeout=300)
+    assert measuring_processes(tmp_path)
+    os.kill(proc.pid, signum)  # Snakemake only, not its group
+    wait_for(lambda: not measuring_processes(tmp_path), timeout=5)
+    proc.wait(timeout=30)
+    journaled = len(read_lines(journal)) - 1
+    assert journaled < 12
+    resumed = run_campaign(tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"resuming: {journaled} of 12 runs already journaled" in resumed.stderr
+    assert len(read_lines(journal)) == 13

@@ -1,0 +1,154 @@
+"""Programs that misbehave, for real: each prints what a broken benchmark prints, leaves
+processes behind, floods its output, moves its own threads, or stops or kills its launcher.
+Each run is recorded as what it is (a failed run, or a misplaced one), in one line, and the
+runs after it are measured as if nothing had happened."""
+import json
+import os
+import threading
+import time
+
+import pytest
+from conftest import DATA, compile_c
+from test_launcher import TWO_PUS, _alive, job, placement
+
+from pinbench.measure.job import LARGEST_TIME, measure_one
+from pinbench.measure.launcher import Launcher, LauncherLost
+from pinbench.measure.spawn import base_environment, run_once
+from pinbench.results.runs import write_runs
+from pinbench.workflow.rule_bodies import runs_table
+
+UNBOUND = {"os": placement("os", None)}
+
+
+def shell_job(script: str, **overrides):
+    """A job whose program is a shell script (not bound)."""
+    return job("/bin/sh", UNBOUND, argv=["/bin/sh", "-c", script], **overrides)
+
+
+@pytest.mark.parametrize("printed", ["nan", "inf", "-inf", "1e308", "1e400"])
+def test_a_printed_time_that_is_not_a_finite_number_fails_the_run(printed, tmp_path):
+    spec = shell_job(f"echo 'time_s: {printed}'; echo 'validation: OK'",
+                     time_regex=r"^time_s: (\S+)$")
+    record = measure_one(spec, "os", 0, 0)
+    assert not record.ok and record.time_s is None
+    assert record.failure == (f"printed time {printed!r} is not a finite number of seconds "
+                              f"up to {LARGEST_TIME:g}")
+    json.loads(json.dumps(record.as_row(), allow_nan=False))  # standard JSON
+    write_runs([record, measure_one(shell_job("echo 'validation: OK'"), "os", 1, 1)],
+               tmp_path / "t.csv")
+    summary = runs_table([tmp_path / "t.csv"], tmp_path / "runs.csv", tmp_path / "summary.txt")
+    assert "1 failed" in summary or "failed" in summary, summary
+
+
+def test_a_metric_that_is_not_a_finite_number_fails_the_run():
+    spec = shell_job("echo 'rate: nan'; echo 'validation: OK'",
+                     metrics={"rate": r"^rate: (\S+)$"})
+    record = measure_one(spec, "os", 0, 0)
+    assert not record.ok and record.metrics == ""
+    assert record.failure == r"metric regex '^rate: (\\S+)$' (rate) found no finite number " \
+        "in the output"
+
+
+def test_processes_a_program_leaves_are_killed_and_fail_its_run(tmp_path):
+    """One in the program's group, one in a session of its own (out of the group's reach),
+    one that prints the validation line late (a subshell and its sleep): none outlives the
+    run, and none writes into the next one."""
+    pids = tmp_path / "pids"
+    left = shell_job(f"sleep 60 & echo $! >> {pids}; setsid sleep 60 & echo $! >> {pids}; "
+                     "(sleep 0.3; echo validation: OK) & sleep 0.1")
+    record = measure_one(left, "os", 0, 0)
+    assert not record.ok and record.failure.startswith(
+        "left 4 processes running after it exited (killed)"), record.failure
+    assert not any(_alive(int(pid)) for pid in pids.read_text().split())
+    time.sleep(0.5)  # the late printer would have printed by now, into the next run
+    quiet = measure_one(shell_job("sleep 0.1"), "os", 0, 0)
+    assert quiet.failure == "validation regex '^validation: OK$' not found in the output"
+
+
+def test_a_flood_of_output_is_held_bounded_and_counted():
+    """400 MiB written in about a second: the launcher's memory file holds 16 MiB and what the
+    program writes between two looks (0.1 s apart, later when the machine is busy: the bound
+    checked is half of what was written, never the whole); the run keeps the last MiB and
+    says how much the program wrote."""
+    script = "for i in $(seq 400); do head -c 1048576 /dev/zero; done; echo validation: OK"
+    with Launcher() as launcher:
+        launcher.run("/bin/true", ["true"], {}, 10, 100)  # its memory files are made
+        memfd = next(f"/proc/{launcher.pid}/fd/{fd}"
+                     for fd in os.listdir(f"/proc/{launcher.pid}/fd")
+                     if os.readlink(f"/proc/{launcher.pid}/fd/{fd}").startswith(
+                         "/memfd:pinbench-stdout"))
+        replies, held = [], []
+        runner = threading.Thread(target=lambda: replies.append(launcher.run(
+            "/bin/sh", ["sh", "-c", script], base_environment(), 60, 1 << 20)))
+        runner.start()
+        while runner.is_alive():
+            held.append(os.stat(memfd).st_blocks * 512)
+            time.sleep(0.005)
+        runner.join()
+    (reply,) = replies
+    assert reply.output_bytes == 400 * 2**20 + len("validation: OK\n")
+    assert len(reply.stdout) == 2**20 and reply.stdout.endswith("\0validation: OK\n")
+    written_per_look = reply.output_bytes / reply.wall_s * 0.1  # a look every 0.1 s at most
+    assert max(held) < reply.output_bytes / 2, \
+        f"held {max(held) >> 20} MiB, written {written_per_look / 2**20:.0f} MiB per look"
+
+
+@pytest.fixture(scope="module")
+def mover(tmp_path_factory):
+    out = tmp_path_factory.mktemp("move")
+    return {cc: compile_c(DATA / "move_threads.c", out / f"move-{cc}", cc)
+            for cc in ("gcc", "clang")} | {"late": compile_c(DATA / "bind_late.c", out / "late")}
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("onto, args", [(0, ["300"]), (1, ["300"]), (0, ["300", "main"]),
+                                        (0, ["3", "main"])],
+                         ids=["all-threads", "worker-thread", "initial-thread",
+                              "initial-thread-short"])
+def test_a_program_that_moves_its_own_threads_is_a_mismatch(mover, cc, onto, args):
+    """The runtime reports each thread's place; the threads then move onto one CPU: the
+    launcher's looks at the running threads (worker-thread: thread 0 stays on its place, only
+    thread 1 moves), or the initial thread's CPUs at exit, show it."""
+    planned = [TWO_PUS[1], TWO_PUS[0]]
+    binary = str(mover[cc])
+    spec = job(binary, {"compact": placement("compact", planned)},
+               argv=[binary, str(TWO_PUS[onto]), *args])
+    record = measure_one(spec, "compact", 0, 0)
+    assert record.ok and record.verification == "mismatch", record
+    still = job(binary, {"compact": placement("compact", planned)},
+                argv=[binary, str(planned[0]), "300", "main"])  # moves onto its own place
+    assert measure_one(still, "compact", 0, 0).verification == "ok"
+
+
+def test_a_thread_on_other_cpus_only_before_it_is_bound_is_no_mismatch(mover):
+    """A thread just created has its creator's CPUs until its runtime binds it, and on a busy
+    machine it may wait past the launcher's looks before it runs: a thread's CPUs count once
+    it has run (they made correct runs mismatches)."""
+    binary = str(mover["late"])
+    spec = job(binary, {"compact": placement("compact", TWO_PUS)},
+               argv=[binary, str(TWO_PUS[0]), "100"])
+    assert [measure_one(spec, "compact", 0, 0).verification for _ in range(3)] == ["ok"] * 3
+
+
+@pytest.mark.slow
+def test_a_program_that_stops_its_launcher_fails_its_run_and_the_next_runs_go_on(tmp_path):
+    """The timeout is the measuring process's too: a stopped launcher is killed with the run."""
+    pid = tmp_path / "pid"
+    with Launcher(grace_s=1) as launcher:
+        started = time.monotonic()
+        with pytest.raises(LauncherLost, match="did not answer 1 s past the run's timeout"):
+            launcher.run("/bin/sh", ["sh", "-c", f"echo $$ > {pid}; kill -STOP $PPID; sleep 60"],
+                         base_environment(), 1, 100)
+        assert time.monotonic() - started < 5
+        assert not _alive(int(pid.read_text()))
+        assert launcher.run("/bin/true", ["true"], {}, 10, 100).wait_status == 0
+
+
+def test_a_program_that_kills_its_launcher_fails_its_run_and_the_next_runs_go_on():
+    with Launcher() as launcher:
+        result = run_once(["/bin/sh", "-c", "kill -KILL $PPID; sleep 60"], base_environment(),
+                          30, launcher)
+        assert result.error.startswith(f"the launcher (pid {launcher.pid}) died during the run")
+        assert run_once(["/bin/true"], base_environment(), 10, launcher).exit_status == 0
+    failed = measure_one(shell_job("kill -KILL $PPID; sleep 60"), "os", 0, 0)
+    assert not failed.ok and "died during the run" in failed.failure
