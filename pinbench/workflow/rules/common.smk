@@ -188,7 +188,7 @@ def print_summaries():
     for target in all_targets():
         if target.endswith(".txt") and Path(target).exists():
             print(f"\n== {target}\n{Path(target).read_text()}")
-    if MEASURED and not MODELLED:  # the models rule does not run: say why
+    if MEASURED and not MODELLED:  # too few thread counts for models, and why
         print(f"\n{stats_models.unmodelled({m.name: m.threads for m in MEASURED})}")
     for line in outcome.set_aside(LAYOUT, [m.name for m in MEASURED]):
         print(f"WARNING: measurements set aside: {line}")
