@@ -13,6 +13,10 @@ folder whose ``libgomp.so.1`` is libomp (:data:`REDIRECT_NOTE`). A program whose
 does not load the tool (a static libgomp, no OpenMP at all) writes no record: its explained
 runs fail with :data:`NO_RECORD`, in one line, and the job goes on.
 
+The job's one-thread runs (T_1, when the campaign measures no one-thread cell) run under the
+tool too, so that T_1 and the explained runs share a runtime; their record is kept, a run
+without one counts as a run on the program's own runtime.
+
 Explained runs are never timing runs: they go to their own journal and table
 (:mod:`pinbench.results.explained`), so the Speedup-Test sees only uninstrumented times.
 """

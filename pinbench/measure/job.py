@@ -31,8 +31,8 @@ the wait and the share others used during it (``other_cpu``).
 With ``explain`` (:mod:`pinbench.measure.explain`) the job also makes explained runs:
 each measured strategy ``explain.repetitions`` times under the OMPT tool, and, as the
 baselines of the work-inflation analysis, the benchmark at one thread (T_1, when the
-campaign does not measure one thread itself) and its ``sequential`` command (T_s), both
-uninstrumented. They are spread evenly among the timing runs in a seeded random order, but
+campaign does not measure one thread itself; under the tool too, so on the same runtime)
+and its ``sequential`` command (T_s, uninstrumented). They are spread evenly among the timing runs in a seeded random order, but
 go to their own journal and table: the timing runs' journal, order and fingerprint are
 those of the job without them, and no explained run ever enters the timing statistics.
 """
@@ -639,10 +639,13 @@ class _ExplainedRuns:
             env = explaining.explain_environment(
                 run_environment(job, None if policy else pus, policy), job.explain.tool,
                 record_file)
-        else:  # the uninstrumented baselines: one thread, not bound
+        else:  # the baselines: one thread, not bound; T_1 on the explained runs' runtime
             job = dataclasses.replace(job, threads=1, argv=job.explain.t1_argv
                                       if kind == "t1" else job.explain.sequential_argv)
             pus, env = None, run_environment(job, None)
+            if kind == "t1":
+                record_file = explaining.record_path(self.folder, strategy, rep)
+                env = explaining.explain_environment(env, job.explain.tool, record_file)
         with interrupt.journaling():
             record = run_recorded(job, strategy, rep, index, pus, env, None, self.launcher)
             row = record.as_row()
@@ -653,7 +656,7 @@ class _ExplainedRuns:
                 row["stands_for"] = " ".join(self.stands_for.get(strategy, []))
             row.update(kind=kind, ompt=ompt,
                        runtime=explaining.runtime_used(ompt, self.job.binary_path)
-                       if kind == "explained" else "")
+                       if kind == "explained" or ompt else "")
             self.journal.append(row)
         self.runs, self.wall_s = self.runs + 1, self.wall_s + (record.wall_s or 0.0)
         if not row["ok"] and not self.warned:

@@ -25,7 +25,8 @@ from pinbench.topology import Node, Topology, TopologyError, parse_xml
 from pinbench.stats.cells import describe_cells
 from pinbench.report import figures
 from pinbench.stats.analyse import read_comparisons, read_verdicts
-from pinbench.stats.models import EXPLAINED, ModelError, read_models, time_curve_text
+from pinbench.stats.models import (EXPLAINED, ModelError, read_models, time_curve_text,
+                                   unmodelled)
 from pinbench.stats.tables import footnotes, split_warnings
 
 #: The p-value inside a warning of the Speedup-Test's checks ("(Shapiro-Wilk p = 0.002)"):
@@ -288,18 +289,21 @@ def heatmaps(layout: Layout, machine: str, metadata: dict | None = None) -> list
 
 def model_sections(layout: Layout, runs: list[RunRecord]) -> dict:
     """Per (machine, benchmark) with models: the selected median model of each strategy, a
-    figure of measured medians and fitted curves, the cells left without a model, the
-    models of the explained quantities (idle time, inflation, waits; each row's model or
-    why there is none); and
-    the note saying why there are no models at all (Extra-P missing or failing)."""
+    figure of measured medians and fitted curves, why each strategy without a reliable model
+    has none, the models of the explained quantities (idle time, inflation, waits; each
+    row's model or why there is none); and the note saying why there are no models at all
+    (Extra-P missing or failing, or too few thread counts: then there is no models table)."""
     rows = read_models(Path(layout.models))
     note = Path(layout.models_text)
     first = note.read_text().splitlines()[:1] if note.is_file() else []
     medians: dict[tuple, dict[str, list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
+    counts_of: dict[str, set[int]] = defaultdict(set)
     for (machine, bench, threads, strategy), cell in describe_cells(runs).items():
         if cell.times:
             medians[(machine, bench)][strategy].append((threads, cell.median_s))
+            counts_of[machine].add(threads)
     sections: dict[tuple, dict] = {}
+    reasons: dict[tuple, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         key = (row["machine"], row["benchmark"])
         section = sections.setdefault(key, {"machine": key[0], "benchmark": key[1], "models": [],
@@ -309,10 +313,12 @@ def model_sections(layout: Layout, runs: list[RunRecord]) -> dict:
         if row["quantity"].removesuffix("_median") in EXPLAINED:
             section["explained"].append(row)  # idle time, inflation, waits: model or why not
             continue
-        if not row["model"]:
-            section["unmodelled"].append(f"{row['strategy']}: {row['note']}")
+        if row["quantity"].endswith("_mean"):
             continue
-        if row["selected"] != "True" or not row["quantity"].endswith("_median"):
+        if row["selected"] != "True":
+            reason = row["note"] or "not selected"
+            reasons[key][row["strategy"]].append(
+                f"{row['quantity']}: {reason}" if row["quantity"] else reason)
             continue
         section["models"].append(row)
         try:
@@ -320,6 +326,11 @@ def model_sections(layout: Layout, runs: list[RunRecord]) -> dict:
                                                                  int(row["horizon"]))
         except ModelError:
             pass
+    for key, by_strategy in reasons.items():
+        chosen = {r["strategy"] for r in sections[key]["models"]}
+        sections[key]["unmodelled"] = [f"{strategy}: {'; '.join(why)}"
+                                       for strategy, why in by_strategy.items()
+                                       if strategy not in chosen]
     order = [f"{name}_median" for name in EXPLAINED]
     for key, section in sections.items():
         section["explained"].sort(key=lambda r: (r["strategy"], order.index(r["quantity"])))
@@ -330,5 +341,10 @@ def model_sections(layout: Layout, runs: list[RunRecord]) -> dict:
                 int(section["pus"]) if section["pus"] else None)
         else:
             section["figure"] = None
-    return {"note": first[0] if first and first[0].startswith("no scalability models") else "",
-            "sections": list(sections.values())}
+    if first and first[0].startswith("no scalability models"):
+        why = first[0]
+    elif not rows and not note.is_file():
+        why = unmodelled({machine: sorted(counts) for machine, counts in counts_of.items()})
+    else:
+        why = ""
+    return {"note": why, "sections": list(sections.values())}

@@ -24,6 +24,8 @@ from pinbench.report import export, overview
 from pinbench.report.explain_section import explain_sections
 from pinbench.stats import runtimes as runtimes_table
 from pinbench.stats.cells import coarse_text, describe_cells
+from pinbench.stats.explain import MIN_SHARE, TOLERANCE
+from pinbench.stats.models import MAX_SMAPE
 from pinbench.stats.tables import PRECISION
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -88,6 +90,8 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
         "campaign": config["campaign"], "config": config, "meta": meta,
         "config_text": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
         "generated": generated, "precision": PRECISION,
+        "explain_tolerance": TOLERANCE, "explain_min_share": MIN_SHARE,
+        "models_max_smape": MAX_SMAPE,
         "counts": run_counts(runs), "machines": machines,
         "verdicts": verdicts, "indistinct": data.indistinct_machines(verdicts),
         "overview": overview.overview(stats["cells"], verdicts, data.comparisons(layout),
@@ -101,7 +105,7 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
         "benchmarks": data.by_benchmark(sections),
         "descriptions": {b: e.get("description", "") for b, e in config["benchmarks"].items()},
         "set_aside": [note for name in measured for note in layout.set_aside_journals(name)],
-        "explained": explain_sections(Path(layout.explain_table), config["baseline"]),
+        "explained": explain_sections(Path(layout.explain_table), config["baseline"], verdicts),
         "coarse": [coarse_text(key, cell) for key, cell in described.items() if cell.coarse],
         "models": data.model_sections(layout, runs),
     }

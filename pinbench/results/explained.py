@@ -3,9 +3,10 @@
 
 Each row holds the columns of a run record (:class:`pinbench.results.runs.RunRecord`) and
 ``kind``: ``explained`` (a strategy's run under the OMPT tool, ``ompt`` its record),
-``t1`` (the benchmark at one thread, uninstrumented: T_1) or ``sequential`` (the
-benchmark's ``sequential`` command: T_s); ``runtime`` says which OpenMP runtime an
-explained run used. These rows are never timing runs: no reader of runs tables sees them.
+``t1`` (the benchmark at one thread: T_1, under the tool, ``ompt`` its record; rows
+journaled by older versions ran uninstrumented) or ``sequential`` (the benchmark's
+``sequential`` command, uninstrumented: T_s); ``runtime`` says which OpenMP runtime a run
+under the tool used. These rows are never timing runs: no reader of runs tables sees them.
 Each row holds its version (``format``: :mod:`pinbench.results.formats`).
 """
 from __future__ import annotations

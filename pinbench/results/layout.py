@@ -20,7 +20,7 @@
       <machine>/logs/<stage>/...                          one log per job
       runs.csv, summary.txt                               every run; a summary per cell
       stats/cells.csv, summary.csv, summary.txt, stats.json, verdicts.csv, comparisons.csv
-      stats/explain.csv                                   idle time, work inflation (OMPT)
+      stats/explain.csv, explain.txt                      idle time, work inflation (OMPT), readings
       stats/models.csv, models.txt                        scalability models (Extra-P), summary
       report/index.html
       report/overview.csv, overview.md, summary.csv, summary.md   the tables, for papers
@@ -150,6 +150,12 @@ class Layout:
     def explain_table(self) -> str:
         """The work-inflation decomposition per cell (:mod:`pinbench.stats.explain`)."""
         return f"{self.root}/stats/explain.csv"
+
+    @property
+    def explain_text(self) -> str:
+        """Each explained cell's reading of its timing verdict, or why there is none
+        (:mod:`pinbench.stats.explain_readings`)."""
+        return f"{self.root}/stats/explain.txt"
 
     def environment(self, machine: str) -> str:
         return f"{self.root}/{machine}/environment.json"

@@ -9,19 +9,45 @@ total idle time I_P and T_1 the parallel program's time on one thread,
 and the factored speedups: maximal P·T_s/T_1, idle-time-specific P·T_s/(T_1 + I_P),
 inflation-specific P·T_s/(P·T_P − I_P), actual T_s/T_P (T_s: the sequential baseline).
 
-From one explained run's OMPT record (:mod:`pinbench.measure.explain`), per thread i:
+**One time base.** Every quantity covers one span, the whole run (the launcher's wall time
+``wall_s``, from the program's start to its exit), for every thread and for T_1 and T_s:
+from one explained run's OMPT record (:mod:`pinbench.measure.explain`), per thread i,
 ``sync_i`` (waits at barriers, taskwait, taskgroup, reductions) and ``lock_i`` (waits for
 locks, critical sections, ordered); the initial thread works ``T_P − sync_i − lock_i``
 (serial phases are work), a worker ``team_i − sync_i − lock_i`` (outside its team it
 waits for work). The lock waits L_P (the runtime's waits of Bhattacharjee et al.) are kept
 apart from the idle time: I_P = P·T_P − Σ work − L_P, everything that is neither, so
-W_P = Σ work + L_P, and the stacked bar reads T_1 + I_P + (F_P − L_P) + L_P = P·T_P.
+W_P = Σ work + L_P, and the stacked bar reads T_1 + I_P + (F_P − L_P) + L_P = P·T_P. With a
+``time_regex`` the timing verdict compares the printed time (often a kernel's), a part of
+that span: ``printed_share`` says how large a part, and the decomposition still covers the
+whole run (the printed time for the initial thread against whole-run team times for the
+workers made idle time vanish and work inflate).
+
+**One runtime.** T_1 is measured where the explained runs are, on libomp under the tool: the
+explained runs of the campaign's one-thread cell, else the job's one-thread runs (made under
+the tool). The uninstrumented one-thread time, on the program's own runtime (libgomp for a
+gcc build), is kept beside it (``T_1_uninstrumented``) when measured; T_1 falls back on it
+only when nothing else was measured, and ``T_1_same_runtime`` then says so (F_P includes the
+difference between the runtimes).
+
+**The explained runs reproduce the timing runs, or do not explain them.** Per cell, the
+explained runs' time (the timing verdict's: printed or wall) against the uninstrumented timing
+runs' (same placement): when the distribution-free intervals of their medians are apart by
+more than :data:`TOLERANCE` of the timing runs' (the runtime change and the tool: up to 11%,
+docs/performance.md), ``reproduces`` is False and ``not_applicable`` says why.
+
+**Differences, not noise.** For every strategy but the baseline, the Hodges-Lehmann shift
+(baseline − strategy, thread-s) of P·T_P and of its terms, idle time I_P, work inflation
+(W_P − L_P: T_1 is common) and lock waits L_P, with Moses' distribution-free interval
+(:mod:`pinbench.stats.shift`): P·T_P's at ``confidence``, each term's at
+1 − (1 − confidence)/3 (Bonferroni over the three terms). A term is a finding, in ``lower``
+(the strategy's is lower) or ``higher``, only when its interval excludes zero and the shift
+is at least :data:`MIN_SHARE` of the baseline's P·T_P. The rule's false-positive rate and
+power: ``python -m pinbench.stats.simulate_explain``, docs/explain.md.
 
 Per (machine, benchmark, threads, strategy) every quantity is the median over the
 explained runs, with a distribution-free interval of the median (order statistics at the
 binomial quantiles, Conover 1999; :func:`pinbench.measure.stopping.median_interval`).
-T_P here is the explained runs' own time (their idle time was measured in them);
-``T_P_timing_s`` beside it is the uninstrumented timing runs' median.
 """
 from __future__ import annotations
 
@@ -32,23 +58,42 @@ from pathlib import Path
 
 from pinbench.measure.stopping import median_interval
 from pinbench.results.runs import RunRecord, write_table
+from pinbench.stats.shift import shift_interval
 
+#: The version of ``explain.csv``: the workflow passes it to the explain rule as a parameter,
+#: so a table made by an older pinbench is made again.
+FORMAT = 2
 SYNC = ("barrier_implicit", "barrier_explicit", "taskwait", "taskgroup", "reduction",
         "other_sync")
 LOCKS = ("lock", "critical", "ordered", "other_mutex")
+#: How far apart the explained and the timing runs' medians may lie, beyond their intervals,
+#: as a share of the timing runs' median: libomp against libgomp and the tool cost up to 11%.
+TOLERANCE = 0.25
+#: The least shift of a term, as a share of the baseline's P·T_P, that a reading names.
+MIN_SHARE = 0.02
+#: The terms of P·T_P a reading names: key -> (words, per-run quantity).
+TERMS = {"idle": ("idle time", "I_P"), "inflation": ("work inflation", "W_P_less_L_P"),
+         "locks": ("lock waits", "L_P")}
 #: per run quantities, each with a median and an interval in the table
-QUANTITIES = ("T_P", "I_P", "W_P", "F_P", "L_P", "barrier_wait", "taskwait_wait",
+QUANTITIES = ("T_P", "time_s", "I_P", "W_P", "F_P", "L_P", "barrier_wait", "taskwait_wait",
               "speedup_idle", "speedup_inflation", "speedup_actual")
+#: shifts baseline − strategy, each with an interval
+DIFFERENCES = ("d_total", *(f"d_{term}" for term in TERMS))
 COUNTS = ("parallel_regions", "barriers", "tasks_created", "tasks_executed")
+TEXT = ("machine", "benchmark", "strategy", "runtime", "time_source", "T_s_source",
+        "T_1_source", "not_applicable", "lower", "higher", "failure")
+FLAGS = ("T_1_same_runtime", "reproduces")
 COLUMNS = (["machine", "benchmark", "threads", "strategy", "n", "failed", "runtime",
-            "T_s", "T_s_source", "T_1", "T_1_source", "T_P_timing_s", "speedup_max"]
-           + [f"{q}{suffix}" for q in QUANTITIES for suffix in ("", "_low", "_high")]
-           + list(COUNTS) + ["failure"])
+            "time_source", "printed_share", "T_s", "T_s_source", "T_1", "T_1_source",
+            "T_1_same_runtime", "T_1_uninstrumented", "speedup_max", "T_P_timing_s",
+            "T_P_timing_s_low", "T_P_timing_s_high", "reproduces", "not_applicable"]
+           + [f"{q}{suffix}" for q in QUANTITIES + DIFFERENCES for suffix in ("", "_low", "_high")]
+           + ["lower", "higher"] + list(COUNTS) + ["failure"])
 
 
-def decompose(record: dict, time_s: float, threads: int) -> dict[str, float]:
+def decompose(record: dict, span_s: float, threads: int) -> dict[str, float]:
     """P·T_P, I_P, W_P, L_P and the waits of one explained run (seconds), from the tool's
-    ``record`` and the run's time ``time_s`` at ``threads`` threads.
+    ``record`` and the run's whole span ``span_s`` (its wall time) at ``threads`` threads.
 
     >>> initial = {"type": "initial", "team_s": 0.9, "barrier_implicit_wait_s": 0.1}
     >>> worker = {"type": "worker", "team_s": 0.9, "barrier_explicit_wait_s": 0.6,
@@ -62,7 +107,7 @@ def decompose(record: dict, time_s: float, threads: int) -> dict[str, float]:
     for thread in record["threads"]:
         sync_i = sum(thread.get(f"{k}_wait_s", 0.0) for k in SYNC)
         lock_i = sum(thread.get(f"{k}_wait_s", 0.0) for k in LOCKS)
-        span = time_s if thread.get("type") == "initial" else thread.get("team_s", 0.0)
+        span = span_s if thread.get("type") == "initial" else thread.get("team_s", 0.0)
         work += max(0.0, span - sync_i - lock_i)
         lock += lock_i
         barrier += thread.get("barrier_implicit_wait_s", 0.0) + \
@@ -73,49 +118,125 @@ def decompose(record: dict, time_s: float, threads: int) -> dict[str, float]:
             thread.get("barrier_explicit_waits", 0)
         counts["tasks_created"] += thread.get("tasks_created", 0)
         counts["tasks_executed"] += thread.get("tasks_executed", 0)
-    total = threads * time_s
+    total = threads * span_s
     idle = max(0.0, total - work - lock)
-    return {"T_P": time_s, "I_P": idle, "W_P": total - idle, "L_P": lock,
-            "barrier_wait": barrier, "taskwait_wait": taskwait, **counts}
+    return {"T_P": span_s, "P_T_P": total, "I_P": idle, "W_P": total - idle, "L_P": lock,
+            "W_P_less_L_P": total - idle - lock, "barrier_wait": barrier,
+            "taskwait_wait": taskwait, **counts}
 
 
 def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
+def _one_strategy(by_strategy: dict[str, list[float]], baseline: str) -> tuple[list[float], str]:
+    """The baseline strategy's values, else every strategy's, and which it was."""
+    if by_strategy.get(baseline):
+        return by_strategy[baseline], baseline
+    return [t for times in by_strategy.values() for t in times], "every strategy"
+
+
 def baselines(rows: list[dict], runs: list[RunRecord], baseline: str
               ) -> dict[tuple[str, str], dict]:
-    """(machine, benchmark) -> T_1, T_s and where each came from.
-
-    T_1: the explained job's one-thread runs, else the campaign's one-thread cell (the
-    baseline strategy's counted runs, else every strategy's). T_s: the ``sequential``
-    runs, else T_1 ("T_1 (no sequential command)").
-    """
-    t1, ts = defaultdict(list), defaultdict(list)
+    """(machine, benchmark) -> T_1, T_s (wall times, medians), where each came from and
+    whether T_1 ran on the explained runs' runtime (see the module's text)."""
+    tool, plain, ts = defaultdict(lambda: defaultdict(list)), defaultdict(list), defaultdict(list)
     for row in rows:
-        if row["ok"] and row["kind"] in ("t1", "sequential"):
-            (t1 if row["kind"] == "t1" else ts)[(row["machine"], row["benchmark"])].append(
-                row["time_s"])
+        key = (row["machine"], row["benchmark"])
+        if not row["ok"]:
+            continue
+        if row["kind"] == "sequential":
+            ts[key].append(row["wall_s"])
+        elif row["kind"] == "t1" and row.get("ompt"):
+            tool[key]["the job's one-thread runs"].append(row["wall_s"])
+        elif row["kind"] == "t1":
+            plain[key].append(row["wall_s"])
+        elif row["kind"] == "explained" and row["threads"] == 1 and row.get("ompt"):
+            tool[key][row["strategy"]].append(row["wall_s"])
     cell1 = defaultdict(lambda: defaultdict(list))
     for run in runs:
         if run.threads == 1 and run.counts:
-            cell1[(run.machine, run.benchmark)][run.strategy].append(run.time_s)
+            cell1[(run.machine, run.benchmark)][run.strategy].append(run.wall_s)
     found = {}
     for key in {(r["machine"], r["benchmark"]) for r in rows}:
-        if t1[key]:
-            t_1, source = _median(t1[key]), f"one-thread runs of the explained job ({len(t1[key])})"
-        elif cell1[key]:
-            times = cell1[key].get(baseline) or [t for ts_ in cell1[key].values() for t in ts_]
-            which = baseline if cell1[key].get(baseline) else "every strategy"
-            t_1, source = _median(times), f"the campaign's one-thread cell ({which}, {len(times)})"
+        uninstrumented, plain_source = plain[key], "the job's uninstrumented one-thread runs"
+        if not uninstrumented and cell1[key]:
+            uninstrumented, which = _one_strategy(cell1[key], baseline)
+            plain_source = f"the campaign's one-thread cell ({which})"
+        t_1_plain = _median(uninstrumented)
+        if tool[key]:
+            times, which = _one_strategy(tool[key], baseline)
+            t_1, same = _median(times), True
+            source = (f"one-thread runs on libomp under the tool ({which}, {len(times)})"
+                      if which != "the job's one-thread runs" else
+                      f"the job's one-thread runs on libomp under the tool ({len(times)})")
+        elif t_1_plain is not None:
+            t_1, same = t_1_plain, False
+            source = (f"{plain_source}, {len(uninstrumented)} runs on the program's own "
+                      "runtime: F_P includes the difference between the runtimes")
         else:
-            t_1, source = None, "none measured"
+            t_1, same, source = None, None, "none measured"
         if ts[key]:
             t_s, s_source = _median(ts[key]), f"sequential command ({len(ts[key])})"
         else:
             t_s, s_source = t_1, "T_1 (no sequential command)"
-        found[key] = {"T_1": t_1, "T_1_source": source, "T_s": t_s, "T_s_source": s_source}
+        found[key] = {"T_1": t_1, "T_1_source": source, "T_1_same_runtime": same,
+                      "T_1_uninstrumented": t_1_plain, "T_s": t_s, "T_s_source": s_source}
     return found
+
+
+def reproduction(explained: list[float], timing: list[float], confidence: float
+                 ) -> tuple[bool | None, str]:
+    """Whether the explained runs' times reproduce the timing runs' (None: nothing to
+    compare), and, when not, why in words: their intervals of the median (their medians,
+    when too few runs for an interval) apart by more than :data:`TOLERANCE`.
+
+    >>> reproduction([0.15] * 10, [5.8] * 10, 0.95)[0], reproduction([1.05] * 10, [1.0] * 10, 0.95)
+    (False, (True, ''))
+    """
+    if not explained or not timing:
+        return None, ""
+    e_mid, t_mid = statistics.median(explained), statistics.median(timing)
+    e_low, e_high = median_interval(explained, confidence) or (e_mid, e_mid)
+    t_low, t_high = median_interval(timing, confidence) or (t_mid, t_mid)
+    if e_low <= t_high * (1 + TOLERANCE) and e_high * (1 + TOLERANCE) >= t_low:
+        return True, ""
+    return False, (f"the explained runs took {e_mid:.3g} s [{e_low:.3g}; {e_high:.3g}], the "
+                   f"timing runs {t_mid:.3g} s [{t_low:.3g}; {t_high:.3g}]: more than "
+                   f"{TOLERANCE:.0%} apart beyond their intervals, so the explained runs do not "
+                   "reproduce the timed behaviour (another runtime, the tool, or load)")
+
+
+def differences(mine: dict[str, list[float]], base: dict[str, list[float]],
+                confidence: float) -> dict:
+    """The shifts baseline − strategy of P·T_P (``d_total``) and of each term of
+    :data:`TERMS` (``d_<term>``), each with its interval (``_low``, ``_high``; None when too
+    few runs), and the terms found (``lower``, ``higher``: space-separated keys), from the
+    per-run values of the strategy (``mine``) and the baseline (``base``): ``P_T_P`` and each
+    term's quantity. The rule is the module's text's.
+
+    >>> base = {"P_T_P": [2.0 + k / 100 for k in range(8)], "I_P": [0.5] * 8,
+    ...         "W_P_less_L_P": [1.5 + k / 100 for k in range(8)], "L_P": [0.0] * 8}
+    >>> mine = base | {"P_T_P": [1.8 + k / 100 for k in range(8)],
+    ...                "W_P_less_L_P": [1.3 + k / 100 for k in range(8)]}
+    >>> found = differences(mine, base, 0.95)
+    >>> round(found["d_inflation"], 6), found["lower"], found["higher"]
+    (0.2, 'inflation', '')
+    """
+    scale = _median(base["P_T_P"])
+    term_confidence = 1 - (1 - confidence) / len(TERMS)
+    out = {"lower": "", "higher": ""}
+    for name, quantity, level in [("d_total", "P_T_P", confidence)] + [
+            (f"d_{term}", q, term_confidence) for term, (_, q) in TERMS.items()]:
+        shift = shift_interval(base[quantity], mine[quantity], level)
+        out[name], out[f"{name}_low"], out[f"{name}_high"] = shift or (None, None, None)
+        if shift is None or name == "d_total" or not scale:
+            continue
+        estimate, low, high = shift
+        if abs(estimate) >= MIN_SHARE * scale and (low > 0 or high < 0):
+            which = "lower" if low > 0 else "higher"
+            out[which] = " ".join(filter(None, [out[which], name.removeprefix("d_")]))
+    return out
 
 
 def explain_table(rows: list[dict], runs: list[RunRecord], baseline: str = "os",
@@ -131,22 +252,29 @@ def explain_table(rows: list[dict], runs: list[RunRecord], baseline: str = "os",
     for row in rows:
         if row["kind"] == "explained":
             cells[(row["machine"], row["benchmark"], row["threads"], row["strategy"])].append(row)
-    table = []
+    table, per_cell = [], {}
     for key in sorted(cells):
         machine, bench, threads, strategy = key
         b = base[(machine, bench)]
         good = [r for r in cells[key] if r["ok"] and r.get("ompt")]
         failed = [r for r in cells[key] if not (r["ok"] and r.get("ompt"))]
+        printed = [r["time_s"] / r["wall_s"] for r in good
+                   if r.get("time_source") == "regex" and r["wall_s"]]
         out = {"machine": machine, "benchmark": bench, "threads": threads,
                "strategy": strategy, "n": len(good), "failed": len(failed),
                "runtime": next((r["runtime"] for r in good), ""),
+               "time_source": "regex" if printed else "wall", "printed_share": _median(printed),
                "T_P_timing_s": _median(timing.get(key, [])), **b,
                "failure": failed[0]["failure"] if failed and not good else ""}
+        interval = median_interval(timing.get(key, []), confidence)
+        out["T_P_timing_s_low"], out["T_P_timing_s_high"] = interval or (None, None)
+        out["reproduces"], out["not_applicable"] = reproduction(
+            [r["time_s"] for r in good], timing.get(key, []), confidence)
         t_1, t_s = b["T_1"], b["T_s"]
         out["speedup_max"] = threads * t_s / t_1 if t_1 and t_s else None
         per_run = defaultdict(list)
         for r in good:
-            d = decompose(r["ompt"], r["time_s"], threads)
+            d = decompose(r["ompt"], r["wall_s"], threads) | {"time_s": r["time_s"]}
             if t_1:
                 d["F_P"] = d["W_P"] - t_1
             if t_1 and t_s:
@@ -162,7 +290,13 @@ def explain_table(rows: list[dict], runs: list[RunRecord], baseline: str = "os",
             out[f"{q}_low"], out[f"{q}_high"] = interval or (None, None)
         for c in COUNTS:
             out[c] = _median(per_run.get(c, []))
+        per_cell[key] = per_run
         table.append(out)
+    for out in table:
+        mine = per_cell[(out["machine"], out["benchmark"], out["threads"], out["strategy"])]
+        theirs = per_cell.get((out["machine"], out["benchmark"], out["threads"], baseline))
+        if out["strategy"] != baseline and mine and theirs:
+            out.update(differences(mine, theirs, confidence))
     return table
 
 
@@ -173,9 +307,20 @@ def write_explain(table: list[dict], path: Path) -> None:
 
 
 def read_explain(path: Path) -> list[dict]:
-    """The table back, numbers as floats (None where empty)."""
+    """The table back, numbers as floats (None where empty), flags as booleans (None where
+    unknown); ValueError for a table of another version (its columns differ)."""
     with Path(path).open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    text = {"machine", "benchmark", "strategy", "runtime", "T_s_source", "T_1_source", "failure"}
-    return [{k: (v if k in text else (float(v) if v else None)) for k, v in row.items()}
-            for row in rows]
+        reader = csv.DictReader(handle)
+        if list(reader.fieldnames or []) != COLUMNS:
+            raise ValueError(f"{path} has other columns than this pinbench writes: it was "
+                             "written by another version (snakemake --forcerun explain "
+                             "rewrites it)")
+        rows = list(reader)
+
+    def typed(name: str, value: str):
+        if name in TEXT:
+            return value
+        if name in FLAGS:
+            return {"True": True, "False": False}.get(value)
+        return float(value) if value else None
+    return [{k: typed(k, v) for k, v in row.items()} for row in rows]

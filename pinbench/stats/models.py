@@ -18,12 +18,23 @@ each statistic of the runs at a thread count (median, mean), two quantities are 
   the cost (W + o·p^(k+1)): its model, divided by p, can have a best thread count inside
   the measured range.
 
-Both models' SMAPE (Extra-P's symmetric mean absolute percentage error) compare the same
-relative errors of T(p), so the one with the lower SMAPE is ``selected``. From each model's
-T(p), over the integer thread counts 1..horizon (the largest count measured or planned on
-any machine of the campaign), come the best thread count (argmin T) and the turning point,
-the first p with T(p + 1) >= T(p): beyond it adding a thread costs more than it gives. A
-value beyond the largest measured count is an extrapolation, and says so.
+With cross-validation on, the SMAPE Extra-P prints (its symmetric mean absolute percentage
+error) is the leave-one-out one: each measured point predicted by the model fitted to the
+others (extrap 4.2.5, ``find_best_hypothesis``; a constant model's is its plain SMAPE). Both
+models' SMAPE compare the same relative errors of T(p). **A model is reliable** only when its
+SMAPE is at most :data:`MAX_SMAPE`; of the reliable two the one with the lower SMAPE is
+``selected``, and when neither is, the cell has no reliable model and its row says why. The
+gate's rates (planted laws accepted, shapes no PMNF term has refused):
+``python -m pinbench.stats.simulate_explain``, docs/models.md.
+
+From the selected model's T(p), over the integer thread counts of the measured range (the
+smallest to the largest measured count), come the best thread count (argmin T) and the
+turning point: the first p from which T never falls again in the range (T(q + 1) >= T(q) for
+every q >= p), so that beyond it every added thread costs at least what it gives; none when T
+still falls at the largest count. Both are defined for any model, monotone or not (a model
+that rises and then falls has its best where it is lowest, and no turning point). Over the
+counts up to the horizon (the largest count measured or planned on any machine of the
+campaign), the same two are ``extrapolated``, and say so.
 
 Where the campaign explained runs (OMPT, :mod:`pinbench.stats.explain`), the medians of its table
 ``explain.csv`` are modelled the same way, one point per thread count, per (machine,
@@ -37,6 +48,11 @@ through zero and below it), but its SMAPE is relative to the values, so it overs
 error of a quantity near or across zero (a perfect fit of -0.3 + 0.1·p scored 28.6 %):
 such a row says so in ``note``. A quantity zero at every thread count (no locks, no
 tasks) gets no model, and its row says why.
+
+Extra-P models every callpath of one input at the same parameter values, so each call holds
+the cells of one machine measured at the same thread counts (a cell that lost a count is
+modelled in a call of its own). A machine with fewer than :data:`MIN_COUNTS` thread counts
+gets no model, and :func:`unmodelled` says so in one line per machine.
 
 Extra-P's ``{model:python}`` text is evaluated by :class:`Formula`, a walk of its syntax
 tree that allows numbers, the parameter ``p``, ``+ - * / **`` and ``log2``: nothing else.
@@ -59,8 +75,13 @@ from pinbench.results.runs import RunRecord
 from pinbench.stats.cells import describe_cells
 from pinbench.stats.explain import read_explain
 
+#: The version of ``models.csv``: the workflow passes it to the models rule as a parameter,
+#: so a table made by an older pinbench is made again.
+FORMAT = 2
 #: Extra-P's single-parameter modelers need five distinct values of the parameter.
 MIN_COUNTS = 5
+#: The largest cross-validated SMAPE (%) of a reliable model.
+MAX_SMAPE = 10.0
 #: The statistics of a thread count's runs whose curve over threads Extra-P models.
 STATISTICS = ("median", "mean")
 #: The modelled quantities: T(p), and p * T(p) (see the module's text).
@@ -80,7 +101,7 @@ EXPLAINED = {"idle": "I_P", "inflation": "F_P", "lock_waits": "L_P",
              "barrier_waits": "barrier_wait", "taskwait_waits": "taskwait_wait"}
 PRINT = "{callpath};{metric};{model};{model:python};{smape};{ar2};{rss};{re}"
 COLUMNS = ["machine", "benchmark", "strategy", "quantity", "model", "time_model", "smape",
-           "ar2", "rss", "re", "crossvalidation", "selected", "thread_counts", "pus",
+           "ar2", "rss", "re", "crossvalidation", "reliable", "selected", "thread_counts", "pus",
            "oversubscribed", "horizon", "best_threads", "best_time_s", "turning_threads",
            "extrapolated", "note"]
 
@@ -264,30 +285,52 @@ def python_form(model: str) -> str:
     return model.replace("^", "**")
 
 
-def turning_points(curve: list[float]) -> tuple[int, int | None]:
-    """(the best thread count, the first p with T(p + 1) >= T(p) or None) of T(1..len).
+def turning_points(curve: list[float], first: int = 1) -> tuple[int, int | None]:
+    """(the best thread count, the turning point or None) of T(first), T(first + 1), ...:
+    the argmin, and the first p from which T never falls again (None: T falls at the last
+    step).
 
-    >>> turning_points([5.0, 3.0, 2.5, 2.6, 2.0])
-    (5, 3)
+    >>> turning_points([5.0, 3.0, 2.5, 2.6, 2.7]), turning_points([5.0, 3.0, 2.5, 2.6, 2.0])
+    ((3, 3), (5, None))
+    >>> turning_points([1.0, 2.0, 1.5, 1.2, 1.1], first=2)  # rises, then falls
+    (2, None)
     """
-    best = min(range(len(curve)), key=curve.__getitem__) + 1
-    turning = next((p for p in range(1, len(curve)) if curve[p] >= curve[p - 1]), None)
-    return best, turning
+    best = first + min(range(len(curve)), key=curve.__getitem__)
+    if len(curve) > 1 and curve[-1] < curve[-2]:
+        return best, None
+    p = len(curve) - 1
+    while p > 0 and curve[p] >= curve[p - 1]:
+        p -= 1
+    return best, first + p
 
 
 def explained_series(table: list[dict]) -> dict[tuple[str, str, str], dict[str, dict[int, float]]]:
     """(machine, benchmark, strategy) -> quantity (:data:`EXPLAINED`) -> threads -> the
     median over the explained runs, from :func:`pinbench.stats.explain.read_explain`'s rows (thread
-    counts where the quantity is unknown are left out)."""
+    counts where the quantity is unknown, or whose explained runs do not reproduce the timing
+    runs, are left out: :func:`not_reproduced`)."""
     found: dict[tuple[str, str, str], dict[str, dict[int, float]]] = defaultdict(
         lambda: {name: {} for name in EXPLAINED})
     for row in table:
-        key = (row["machine"], row["benchmark"], row["strategy"])
+        by_quantity = found[(row["machine"], row["benchmark"], row["strategy"])]
+        if row.get("reproduces") is False:
+            continue
         for name, column in EXPLAINED.items():
             value = row.get(column)
             if value is not None and value != "" and math.isfinite(float(value)):
-                found[key][name][int(float(row["threads"]))] = float(value)
+                by_quantity[name][int(float(row["threads"]))] = float(value)
     return dict(found)
+
+
+def not_reproduced(table: list[dict]) -> dict[tuple[str, str, str], list[int]]:
+    """(machine, benchmark, strategy) -> the thread counts whose explained runs do not
+    reproduce the timing runs (:func:`pinbench.stats.explain.reproduction`)."""
+    found: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for row in table:
+        if row.get("reproduces") is False:
+            found[(row["machine"], row["benchmark"], row["strategy"])].append(
+                int(float(row["threads"])))
+    return {key: sorted(counts) for key, counts in found.items()}
 
 
 def explained_lines(cells: dict[str, dict[str, dict[int, float]]]) -> list[str]:
@@ -300,6 +343,18 @@ def explained_lines(cells: dict[str, dict[str, dict[int, float]]]) -> list[str]:
             for threads, value in sorted(points.items())]
 
 
+def unmodelled(thread_counts: dict[str, list[int]]) -> str:
+    """Why machines get no model, one line each ("" when every machine has enough counts).
+
+    >>> unmodelled({"local": [1, 2]})
+    'no scalability models on local: 2 thread counts (1 2); Extra-P needs at least 5'
+    """
+    return "\n".join(f"no scalability models on {machine}: {len(set(counts))} thread counts "
+                     f"({' '.join(map(str, sorted(set(counts))))}); Extra-P needs at least "
+                     f"{MIN_COUNTS}" for machine, counts in sorted(thread_counts.items())
+                     if len(set(counts)) < MIN_COUNTS)
+
+
 def model_rows(records: list[RunRecord], extrap: Path, horizon: int,
                pus: dict[str, int], explained: list[dict] | None = None) -> list[dict]:
     """The rows of ``models.csv`` (:data:`COLUMNS`): per machine, benchmark, strategy and
@@ -308,10 +363,10 @@ def model_rows(records: list[RunRecord], extrap: Path, horizon: int,
     each machine's placeable PUs (counts above them are oversubscribed). Cells with fewer
     than :data:`MIN_COUNTS` thread counts get one row without a model, saying why.
     ``explained``: the rows of ``explain.csv`` (:func:`pinbench.stats.explain.read_explain`), whose
-    quantities (:data:`EXPLAINED`) are modelled too, in the same Extra-P call per machine.
+    quantities (:data:`EXPLAINED`) are modelled too, in the same Extra-P calls.
     ModelError when Extra-P is missing or fails."""
-    by_machine: dict[str, dict[str, tuple[tuple, dict[int, list[float]]]]] = defaultdict(dict)
-    explained_cells: dict[str, dict[str, tuple[dict, dict]]] = defaultdict(dict)
+    # (machine, thread counts) -> callpath -> (kind, base row(s), points): one Extra-P call each
+    batches: dict[tuple[str, tuple[int, ...]], dict[str, tuple]] = defaultdict(dict)
     rows = []
 
     def base_of(machine, bench, strategy, counts):
@@ -320,6 +375,10 @@ def model_rows(records: list[RunRecord], extrap: Path, horizon: int,
                 "oversubscribed": " ".join(str(t) for t in counts
                                            if machine in pus and t > pus[machine])}
 
+    def batch(machine, counts, entry):
+        found = batches[(machine, tuple(counts))]
+        found[f"c{len(found)}"] = entry
+
     for key, by_threads in sorted(series(records).items()):
         machine, bench, strategy = key
         counts = sorted(by_threads)
@@ -327,70 +386,72 @@ def model_rows(records: list[RunRecord], extrap: Path, horizon: int,
         if len(counts) < MIN_COUNTS:
             rows.append(base | {"note": f"{len(counts)} thread counts: Extra-P needs at least "
                                         f"{MIN_COUNTS}; no model"})
-            continue
-        by_machine[machine][f"c{len(by_machine[machine])}"] = (base, by_threads)
-    for (machine, bench, strategy), by_quantity in sorted(explained_series(explained or []).items()):
-        to_model, bases = {}, {}
+        else:
+            batch(machine, counts, ("time", base, by_threads))
+    left_out = not_reproduced(explained or [])
+    for key, by_quantity in sorted(explained_series(explained or []).items()):
+        machine, bench, strategy = key
+        aside = (f" ({' '.join(map(str, left_out[key]))} left out: the explained runs do not "
+                 "reproduce the timing runs there)") if key in left_out else ""
         for quantity, points in by_quantity.items():
             counts = sorted(points)
-            if not counts:  # not in the table at all (F_P without T_1): nothing to say
+            if not counts and not aside:  # not in the table at all (F_P without T_1)
                 continue
             base = base_of(machine, bench, strategy, counts) | {
                 "quantity": f"{quantity}_median", "horizon": horizon}
             if len(counts) < MIN_COUNTS:
-                rows.append(base | {"note": f"{len(counts)} explained thread counts: Extra-P "
-                                            f"needs at least {MIN_COUNTS}; no model"})
+                rows.append(base | {"note": f"{len(counts)} explained thread counts{aside}: "
+                                            f"Extra-P needs at least {MIN_COUNTS}; no model"})
             elif all(v == 0 for v in points.values()):
                 rows.append(base | {"note": "zero at every thread count; no model"})
             else:
-                to_model[quantity], bases[quantity] = points, base
-        if to_model:
-            explained_cells[machine][f"x{len(explained_cells[machine])}"] = (bases, to_model)
+                batch(machine, counts, ("explained", base | {"note": aside.strip()}, points))
     with tempfile.TemporaryDirectory(prefix="pinbench-extrap-") as scratch:
-        for machine in sorted(set(by_machine) | set(explained_cells)):
-            cells, extra = by_machine.get(machine, {}), explained_cells.get(machine, {})
+        for (machine, counts), cells in sorted(batches.items()):
             jsonl = Path(scratch) / "runs.jsonl"
-            jsonl.write_text("\n".join(extrap_lines({n: c[1] for n, c in cells.items()})
-                                       + explained_lines({n: c[1] for n, c in extra.items()}))
-                             + "\n")
+            jsonl.write_text("\n".join(
+                extrap_lines({n: c[2] for n, c in cells.items() if c[0] == "time"})
+                + explained_lines({n: {c[1]["quantity"].removesuffix("_median"): c[2]}
+                                   for n, c in cells.items() if c[0] == "explained"})) + "\n")
             fits = run_extrap(extrap, jsonl)
-            for name, (base, by_threads) in cells.items():
-                rows += _cell_rows(base, by_threads, fits, name, horizon)
-            for name, (bases, points) in extra.items():
-                rows += _explained_rows(bases, points, fits, name)
+            for name, (kind, base, points) in cells.items():
+                rows += (_cell_rows(base, points, fits, name, horizon) if kind == "time"
+                         else [_explained_row(base, points, fits, name)])
     return rows
 
 
-def _explained_rows(bases: dict[str, dict], points: dict[str, dict[int, float]], fits: dict,
-                    name: str) -> list[dict]:
-    """The rows of one explained cell: each quantity's model (no best or turning point)."""
-    rows = []
-    for quantity, by_threads in points.items():
-        row = bases[quantity] | {"crossvalidation": True}
-        fit = fits.get((name, f"{quantity}_median"))
-        if fit is None:
-            rows.append(row | {"note": "Extra-P printed no model"})
-            continue
-        try:
-            Formula(fit.python)(max(by_threads))  # the model must be a formula we can read
-        except ModelError as exc:
-            rows.append(row | {"note": str(exc)})
-            continue
-        values = list(by_threads.values())
-        note = ""
-        if min(values) <= 0:
-            note = ("values cross zero" if min(values) < 0 < max(values) else
-                    "values include zero" if min(values) == 0 else "values are negative")
-            note += ": SMAPE (relative to the values) overstates the error"
-        rows.append(row | {"model": fit.model, "smape": fit.smape, "ar2": fit.ar2,
-                           "rss": fit.rss, "re": fit.re, "note": note})
-    return rows
+def _explained_row(base: dict, points: dict[int, float], fits: dict, name: str) -> dict:
+    """The row of one explained quantity's model (no best or turning point): reliable when
+    its values are all positive and its SMAPE passes the gate."""
+    row = base | {"crossvalidation": True}
+    fit = fits.get((name, row["quantity"]))
+    if fit is None:
+        return row | {"note": "Extra-P printed no model"}
+    try:
+        Formula(fit.python)(max(points))  # the model must be a formula we can read
+    except ModelError as exc:
+        return row | {"note": str(exc)}
+    values = list(points.values())
+    notes = [row.get("note", "")]
+    reliable: bool | str = fit.smape <= MAX_SMAPE
+    if min(values) <= 0:
+        reliable = ""  # SMAPE cannot say
+        notes.append(("values cross zero" if min(values) < 0 < max(values) else
+                      "values include zero" if min(values) == 0 else "values are negative")
+                     + ": SMAPE (relative to the values) overstates the error")
+    elif not reliable:
+        notes.append(f"no reliable model: cross-validated SMAPE {fit.smape:.3g}% above "
+                     f"{MAX_SMAPE:g}%")
+    return row | {"model": fit.model, "smape": fit.smape, "ar2": fit.ar2, "rss": fit.rss,
+                  "re": fit.re, "reliable": reliable, "note": "; ".join(filter(None, notes))}
 
 
 def _cell_rows(base: dict, by_threads: dict[int, list[float]], fits: dict, name: str,
                horizon: int) -> list[dict]:
-    """The rows of one cell: each statistic's time and cost model, the better one selected."""
-    measured_max = max(by_threads)
+    """The rows of one cell: each statistic's time and cost model, the better reliable one
+    selected, its best thread count and turning point in the measured range (and beyond it,
+    up to ``horizon``, labelled extrapolated)."""
+    first, measured_max = min(by_threads), max(by_threads)
     horizon = max(horizon, measured_max)
     rows = []
     for statistic in STATISTICS:
@@ -403,19 +464,24 @@ def _cell_rows(base: dict, by_threads: dict[int, list[float]], fits: dict, name:
                 rows.append(row | {"note": "Extra-P printed no model"})
                 continue
             row |= {"model": fit.model, "smape": fit.smape, "ar2": fit.ar2, "rss": fit.rss,
-                    "re": fit.re,
+                    "re": fit.re, "reliable": fit.smape <= MAX_SMAPE,
                     "time_model": fit.model if kind == "time" else f"({fit.model}) / p"}
+            if not row["reliable"]:
+                rows.append(row | {"note": f"no reliable model: cross-validated SMAPE "
+                                           f"{fit.smape:.3g}% above {MAX_SMAPE:g}%"})
+                continue
             try:
                 curve = time_curve(fit, kind, horizon)
             except ModelError as exc:
                 rows.append(row | {"note": str(exc)})
                 continue
-            best, turning = turning_points(curve)
+            best, turning = turning_points(curve[first - 1:measured_max], first)
             row |= {"best_threads": best, "best_time_s": curve[best - 1],
-                    "turning_threads": "" if turning is None else turning,
-                    "extrapolated": " ".join(
-                        f"{what} {value}" for what, value in (("best", best), ("turning", turning))
-                        if value is not None and value > measured_max)}
+                    "turning_threads": "" if turning is None else turning}
+            if horizon > measured_max:
+                far_best, far_turning = turning_points(curve[first - 1:], first)
+                row["extrapolated"] = (f"up to {horizon}: best {far_best}, turning point "
+                                       f"{'none' if far_turning is None else far_turning}")
             pair.append(row)
             rows.append(row)
         if pair:
@@ -425,28 +491,44 @@ def _cell_rows(base: dict, by_threads: dict[int, list[float]], fits: dict, name:
 
 def write_models(rows: list[dict], csv_path: Path, text_path: Path, note: str = "") -> str:
     """Write ``models.csv`` and its readable summary (returned): one line per selected median
-    model, then the cells without one; ``note`` (e.g. why there are no models) first."""
+    model, a line per cell without one saying why (cells sharing a reason in one line), the
+    explained quantities' models; ``note`` (e.g. why there are no models) first."""
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     with csv_path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, COLUMNS)
         writer.writeheader()
         writer.writerows({c: row.get(c, "") for c in COLUMNS} for row in rows)
     lines = [note] if note else []
+    answered = {(r["machine"], r["benchmark"], r["strategy"]) for r in rows
+                if r.get("selected") and r["quantity"].endswith("_median")}
+    unanswered: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for row in rows:
         where = f"{row['machine']}/{row['benchmark']} {row['strategy']}"
-        if row.get("selected") and row["quantity"].endswith("_median"):
-            turning = row["turning_threads"] or f"none up to {row['horizon']}"
-            extra = f" [extrapolated: {row['extrapolated']}]" if row["extrapolated"] else ""
-            lines.append(f"{where}: median T(p) = {row['time_model']} (SMAPE "
-                         f"{row['smape']:.3g}%, adj. R^2 {row['ar2']:.3g}); best {row['best_threads']}"
-                         f" threads, turning point {turning}{extra}")
-        elif row.get("model") and row["quantity"].split("_median")[0] in EXPLAINED:
-            extra = f" [{row['note']}]" if row.get("note") else ""
-            lines.append(f"{where}: {row['quantity']}(p) = {row['model']} s (SMAPE "
-                         f"{row['smape']:.3g}%, adj. R^2 {row['ar2']:.3g}){extra}")
-        elif not row.get("model") and row.get("note"):
-            what = f" {row['quantity']}" if row.get("quantity") else ""
-            lines.append(f"{where}{what}: {row['note']}")
+        cell = (row["machine"], row["benchmark"], row["strategy"])
+        quantity = row.get("quantity", "")
+        if quantity.removesuffix("_median") in EXPLAINED:
+            if row.get("model"):
+                extra = f" [{row['note']}]" if row.get("note") else ""
+                lines.append(f"{where}: {quantity}(p) = {row['model']} s (SMAPE "
+                             f"{row['smape']:.3g}%, adj. R^2 {row['ar2']:.3g}){extra}")
+            elif row.get("note"):
+                unanswered[cell].append(f"{quantity}: {row['note']}")
+        elif row.get("selected") and quantity.endswith("_median"):
+            turning = (row["turning_threads"]
+                       or f"none (still falling at {row['thread_counts'].split()[-1]})")
+            extra = f" [extrapolated {row['extrapolated']}]" if row.get("extrapolated") else ""
+            best = row["best_threads"]
+            lines.append(f"{where}: median T(p) = {row['time_model']} (cross-validated SMAPE "
+                         f"{row['smape']:.3g}%, adj. R^2 {row['ar2']:.3g}); in the measured "
+                         f"range, best {best} thread{'s' if best != 1 else ''}, turning point "
+                         f"{turning}{extra}")
+        elif cell not in answered and row.get("note") and not quantity.endswith("_mean"):
+            unanswered[cell].append(f"{quantity}: {row['note']}" if quantity else row["note"])
+    same_reason: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for (machine, bench, strategy), reasons in unanswered.items():
+        same_reason[(machine, bench, "; ".join(reasons))].append(strategy)
+    lines += [f"{machine}/{bench} {', '.join(strategies)}: {reason}"
+              for (machine, bench, reason), strategies in same_reason.items()]
     text = "\n".join(lines) + "\n"
     text_path.write_text(text)
     return text

@@ -29,6 +29,7 @@ from pinbench.workflow import building as build_stage, campaign
 from pinbench.workflow.places import check_on_node
 from pinbench.stats import analyse as stats_analysis, explain as explain_stats
 from pinbench.stats.cells import cells_text
+from pinbench.stats.explain_readings import write_readings
 from pinbench.stats.models import models as scalability_models
 
 
@@ -152,12 +153,16 @@ def runtimes(runs: str, outputs, params) -> None:
     print(Path(outputs.text).read_text(), end="", flush=True)
 
 
-def explain(inputs, output: str, baseline: str, confidence: float) -> None:
-    """The explain rule: the work-inflation decomposition of every explained cell."""
+def explain(inputs, outputs, baseline: str, confidence: float) -> None:
+    """The explain rule: the work-inflation decomposition of every explained cell, and the
+    reading of each cell's timing verdict (the terminal's; the report's too)."""
     rows = read_explained([Path(path) for path in inputs.explained])
     table = explain_stats.explain_table(rows, read_runs([Path(inputs.runs)]), baseline,
                                         confidence)
-    explain_stats.write_explain(table, Path(output))
+    explain_stats.write_explain(table, Path(outputs.table))
+    write_readings(explain_stats.read_explain(Path(outputs.table)),
+                   stats_analysis.read_verdicts(Path(inputs.verdicts)), baseline,
+                   Path(outputs.readings))
 
 
 def models(runs: str, table: str, summary: str, extrap: str, horizon: int,

@@ -32,22 +32,26 @@ rule analyse:
         rule_bodies.analyse(input, output, params.options, [m.name for m in MEASURED])
 
 
-# Idle time, work inflation and runtime waits per strategy, from the explained runs (OMPT).
+# Idle time, work inflation and runtime waits per strategy, from the explained runs (OMPT),
+# and the reading of each timing verdict they give (or why they give none).
 rule explain:
     input:
         explained=explained_runs(),
         runs=LAYOUT.all_runs,
+        verdicts=LAYOUT.stats("verdicts"),
     output:
-        LAYOUT.explain_table,
+        table=LAYOUT.explain_table,
+        readings=LAYOUT.explain_text,
     params:
         baseline=config["baseline"],
         confidence=config["confidence"],
+        format=stats_explain.FORMAT,
     log:
         LAYOUT.log(None, "explain"),
     benchmark:
         LAYOUT.timing("analyse", "explain")
     run:
-        rule_bodies.explain(input, output[0], params.baseline, params.confidence)
+        rule_bodies.explain(input, output, params.baseline, params.confidence)
 
 
 # Compilers side by side (a campaign's compilers): each compiler's cells against the first's.

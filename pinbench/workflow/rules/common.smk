@@ -24,7 +24,8 @@ try:
     from pinbench.workflow import places, rule_bodies, rule_settings, snakemake_adapter
     from pinbench.workflow import tracecache
     from pinbench.workflow.building import generated_files
-    from pinbench.stats import analyse as stats_analysis, models as stats_models
+    from pinbench.stats import analyse as stats_analysis, explain as stats_explain
+    from pinbench.stats import models as stats_models
 except ImportError as exc:
     sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
              "then use .venv/bin/snakemake")
@@ -202,7 +203,7 @@ def all_targets():
     targets = [LAYOUT.plan(m.name) for m in PLANNED]
     if MEASURED:
         targets += [LAYOUT.all_runs, LAYOUT.cells_summary, LAYOUT.stats("tables")]
-        targets += [LAYOUT.explain_table] if EXPLAIN else []
+        targets += [LAYOUT.explain_table, LAYOUT.explain_text] if EXPLAIN else []
         targets += [LAYOUT.runtimes_text] if config["compilers"] else []
     if MODELLED:
         targets.append(LAYOUT.models_text)
@@ -215,6 +216,8 @@ def print_summaries():
     for target in all_targets():
         if target.endswith(".txt") and Path(target).exists():
             print(f"\n== {target}\n{Path(target).read_text()}")
+    if MEASURED and not MODELLED:  # too few thread counts for models, and why
+        print(f"\n{stats_models.unmodelled({m.name: m.threads for m in MEASURED})}")
     for line in outcome.set_aside(LAYOUT, [m.name for m in MEASURED]):
         print(f"WARNING: measurements set aside: {line}")
     print(accounting.time_breakdown(LAYOUT, STARTED, system.process_age_s()))

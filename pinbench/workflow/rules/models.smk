@@ -12,6 +12,7 @@ rule models:
         horizon=max(n for m in MACHINES.values() for n in m.threads),
         pus={m.name: m.pus for m in MEASURED},
         extrap=str(stats_models.extrap_path(PROJECT)),
+        format=stats_models.FORMAT,
     log:
         LAYOUT.log(None, "models"),
     benchmark:
