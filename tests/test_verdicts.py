@@ -205,3 +205,9 @@ def test_the_closing_line_counts_the_report_wide_winners(tmp_path):
                            "faster than the baseline in 1 of 3 cells, report-wide (family-wise "
                            "error 0.05 over all 6 tests): fast t2: a; in ")
     assert line.endswith("by each cell's own verdict; drift in 0")
+    # a verdicts table of an older analysis (a partial call, e.g. --until placement, before
+    # the analysis runs again) is said in the line, not raised
+    verdicts = tmp_path / "c" / "stats" / "verdicts.csv"
+    verdicts.write_text(verdicts.read_text().replace("p_best_vs_others", "p_best_vs_runner_up"))
+    line = campaign_line(layout, 0.05)
+    assert line.startswith("180 runs in 3 measurement job(s)") and "another version" in line

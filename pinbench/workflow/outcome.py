@@ -34,8 +34,11 @@ def campaign_line(layout: Layout, alpha: float) -> str:
             f"{sum(not r.ok for r in records)} failed, {sum(r.misplaced for r in records)} "
             "misplaced")
     verdicts_csv = Path(layout.stats("verdicts"))
-    if verdicts_csv.is_file():
-        verdicts = read_verdicts(verdicts_csv)
+    try:
+        verdicts = read_verdicts(verdicts_csv) if verdicts_csv.is_file() else None
+    except ValueError as exc:  # an older analysis (a partial call, e.g. --until): said so
+        return f"{text}; {exc}"
+    if verdicts is not None:
         winners = [f"{v['benchmark']} t{v['threads']}: {v['best_report']}"
                    for v in verdicts if v["best_report"]]
         tests = verdicts[0]["tests_report"] if verdicts else 0
