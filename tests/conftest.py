@@ -83,6 +83,16 @@ def compile_c(source: Path, out: Path, cc: str = "gcc") -> Path:
 
 
 @pytest.fixture(scope="session")
+def fake_mask(tmp_path_factory) -> Path:
+    """tests/data/fake_mask.c built: preloaded, a program believes in a faked machine's CPUs
+    (``PINBENCH_FAKE_CPUS``) and binds nothing."""
+    out = tmp_path_factory.mktemp("fake") / "fake_mask.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out), str(DATA / "fake_mask.c"),
+                    "-ldl"], check=True)
+    return out
+
+
+@pytest.fixture(scope="session")
 def spin_binaries(tmp_path_factory) -> dict[str, Path]:
     """tests/data/spin.c built with gcc (libgomp) and clang (libomp)."""
     out = tmp_path_factory.mktemp("spin")

@@ -18,15 +18,13 @@ levels can play them (the L2 caches of a Core2 as libomp's "cores", its cores as
 """
 import random
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DATA
 
 from pinbench.place.independent import compact, scatter
-from pinbench.topology import load
+from pinbench.topology import Topology, load
 
 CLANG_OMP = "/usr/lib/llvm-14/lib/libomp.so.5"
 BOUND = re.compile(r"KMP_AFFINITY: pid \d+ tid \d+ thread (\d+) bound to OS proc set (\d+)$")
@@ -99,25 +97,29 @@ def libomp_placement(binary: Path, shim: Path, info: Path, kind: str, threads: i
 
 
 @pytest.fixture(scope="module")
-def shim(tmp_path_factory):
-    if shutil.which("gcc") is None or not Path(CLANG_OMP).exists():
-        pytest.fail("gcc and LLVM's libomp (libomp-dev) are needed (run scripts/setup.sh)")
-    out = tmp_path_factory.mktemp("kmp") / "fake_mask.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out),
-                    str(DATA / "fake_mask.c"), "-ldl"], check=True)
-    return out
+def shim(fake_mask):
+    if not Path(CLANG_OMP).exists():
+        pytest.fail("LLVM's libomp (libomp-dev) is needed (run scripts/setup.sh)")
+    return fake_mask
+
+
+def faked_machine(spec: str, allowed: set[int] | None, folder: Path
+                  ) -> tuple[Topology, set[int], list[int]]:
+    """The machine ``spec`` with only ``allowed`` PUs (None: all) as pinbench loads it, its
+    allowed PUs, and every PU of it in hwloc's order."""
+    every = hwloc_pus(spec)
+    allowed = set(every) if allowed is None else allowed
+    cpuset = run("hwloc-calc", "-i", spec, "--pi", *[f"pu:{pu}" for pu in allowed]).strip()
+    xml = folder / "machine.xml"
+    xml.write_text(run("lstopo-no-graphics", "-i", spec, "--allow", cpuset, "--of", "xml", "-"))
+    return load(str(xml)), allowed, every
 
 
 @pytest.mark.parametrize("index", range(len(MACHINES)),
                          ids=[f"{s} {sorted(a) if a else 'all'}" for s, _, a in MACHINES])
 def test_compact_and_scatter_equal_libomps(tmp_path, shim, spin_binaries, index):
     spec, levels, allowed = MACHINES[index]
-    every = hwloc_pus(spec)
-    allowed = set(every) if allowed is None else allowed
-    cpuset = run("hwloc-calc", "-i", spec, "--pi", *[f"pu:{pu}" for pu in allowed]).strip()
-    xml = tmp_path / "machine.xml"
-    xml.write_text(run("lstopo-no-graphics", "-i", spec, "--allow", cpuset, "--of", "xml", "-"))
-    topo = load(str(xml))
+    topo, allowed, every = faked_machine(spec, allowed, tmp_path)
     assert set(topo.placeable) == allowed
     info = tmp_path / "cpuinfo"
     info.write_text(cpuinfo(spec, levels, index))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import DATA, run_campaign
-from test_kmp_libomp import cpuinfo, hwloc_pus, linux_smt, run
+from conftest import run_campaign
+from test_kmp_libomp import cpuinfo, faked_machine, linux_smt
 
 from pinbench.measure.verify import parse_cpu_list, verify
 from pinbench.place.domains import PlacementError
@@ -75,14 +75,6 @@ def reported(output: str) -> list[list[int]]:
     return [seen[t] for t in sorted(seen)]
 
 
-@pytest.fixture(scope="module")
-def shim(tmp_path_factory):
-    out = tmp_path_factory.mktemp("policies") / "fake_mask.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out), str(DATA / "fake_mask.c"),
-                    "-ldl"], check=True)
-    return out
-
-
 def _env(shim: Path, allowed: set[int], procs: int, policy: str, threads: int) -> dict:
     bind, _, places = policy.partition("-")
     return {"PATH": "/usr/bin:/bin", "LD_PRELOAD": str(shim),
@@ -96,14 +88,10 @@ def _env(shim: Path, allowed: set[int], procs: int, policy: str, threads: int) -
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (util-linux)")
 @pytest.mark.parametrize("index", range(len(MACHINES)),
                          ids=[f"{s} {sorted(a) if a else 'all'}" for s, _, a in MACHINES])
-def test_predictions_equal_what_libgomp_and_libomp_bind(tmp_path, shim, spin_binaries, index):
+def test_predictions_equal_what_libgomp_and_libomp_bind(tmp_path, fake_mask, spin_binaries,
+                                                        index):
     spec, levels, allowed = MACHINES[index]
-    every = hwloc_pus(spec)
-    allowed = set(every) if allowed is None else allowed
-    cpuset = run("hwloc-calc", "-i", spec, "--pi", *[f"pu:{pu}" for pu in allowed]).strip()
-    xml = tmp_path / "machine.xml"
-    xml.write_text(run("lstopo-no-graphics", "-i", spec, "--allow", cpuset, "--of", "xml", "-"))
-    topo = load(str(xml))
+    topo, allowed, every = faked_machine(spec, allowed, tmp_path)
     sysfs = fake_sysfs(load(spec), tmp_path / "sys-cpu")
     info = tmp_path / "cpuinfo"
     info.write_text(cpuinfo(spec, levels, index))
@@ -114,7 +102,7 @@ def test_predictions_equal_what_libgomp_and_libomp_bind(tmp_path, shim, spin_bin
                 expected = predict(topo, policy, threads)
             except PlacementError:
                 continue  # more threads than places: left to the runtimes
-            env = _env(shim, allowed, max(every) + 1, policy, threads)
+            env = _env(fake_mask, allowed, max(every) + 1, policy, threads)
             gomp = subprocess.run(
                 ["unshare", "--mount", "sh", "-c",
                  'mount --bind "$0" /sys/devices/system/cpu && exec "$1" 0', str(sysfs),

@@ -6,7 +6,6 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 import yaml
@@ -45,21 +44,13 @@ def _expressions(domains: dict[str, list[int]]) -> list[str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def shim(tmp_path_factory):
-    out = tmp_path_factory.mktemp("likwid") / "fake_mask.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out), str(DATA / "fake_mask.c"),
-                    "-ldl"], check=True)
-    return out
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("likwid-pin") is None or shutil.which("unshare") is None,
                     reason="likwid-pin (Debian's likwid) or unshare is not installed")
 @pytest.mark.parametrize("spec", MACHINES)
-def test_likwid_expressions_select_what_likwid_pin_selects(spec, shim, tmp_path):
+def test_likwid_expressions_select_what_likwid_pin_selects(spec, fake_mask, tmp_path):
     topo = load(spec)
-    likwid = FakedLikwid(topo, tmp_path, shim)
+    likwid = FakedLikwid(topo, tmp_path, fake_mask)
     real = likwid.domains()
     ours = likwid_domains(topo)
     assert {name: sorted(pus) for name, pus in real.items()} == \
