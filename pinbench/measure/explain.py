@@ -90,6 +90,11 @@ def read_record(path: str) -> dict | None:
 
 
 def record_path(folder: Path, strategy: str, repetition: int) -> str:
-    """Where one explained run's tool writes its record (read back and removed after the run)."""
+    """Where one explained run's tool writes its record (read back and removed after the run):
+    an absolute path, so that a program that changes its directory still writes it there.
+
+    >>> os.path.isabs(record_path(Path("."), "os", 0))
+    True
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    return str(folder / f".ompt-{os.getpid()}-{strategy}-r{repetition}.json")
+    return os.path.abspath(folder / f".ompt-{os.getpid()}-{strategy}-r{repetition}.json")
