@@ -49,6 +49,14 @@ def test_a_metric_that_is_not_a_finite_number_fails_the_run():
         "in the output"
 
 
+def test_a_metric_printed_with_its_thousands_grouped_reads_as_one_number():
+    spec = shell_job("echo 'rate: 839,437 ops/s'; echo 'validation: OK'",
+                     metrics={"rate": r"^rate: ([0-9,.]+) ops/s$"})
+    record = measure_one(spec, "os", 0, 0)
+    assert record.ok, record.failure
+    assert json.loads(record.metrics) == {"rate": 839437.0}
+
+
 def test_processes_a_program_leaves_are_killed_and_fail_its_run(tmp_path):
     """One in the program's group, one in a session of its own (out of the group's reach),
     one that prints the validation line late (a subshell and its sleep): none outlives the

@@ -248,12 +248,21 @@ def governor(pus: Planned | None) -> str:
 LARGEST_TIME = 1e15
 
 
+#: A number printed with its thousands grouped by commas: ``839,437`` or ``1,234,567.89``.
+_GROUPED = re.compile(r"[+-]?[0-9]{1,3}(,[0-9]{3})+(\.[0-9]*)?([eE][+-]?[0-9]+)?")
+
+
 def number(text: str) -> tuple[float, float] | None:
     """A number as a program printed it, and its resolution: one unit of its last digit.
+    Thousands grouped by commas read as one number; a decimal comma (``0,5``) is no number.
 
     >>> number("0.01"), number("12"), number("1.50e-3"), number("x")
     ((0.01, 0.01), (12.0, 1.0), (0.0015, 1e-05), None)
+    >>> number("839,437"), number("1,234,567.5"), number("0,5"), number("12,34")
+    ((839437.0, 1.0), (1234567.5, 0.1), None, None)
     """
+    if _GROUPED.fullmatch(text.strip()):
+        text = text.strip().replace(",", "")
     try:
         value = float(text)
     except ValueError:
