@@ -11,7 +11,7 @@ import pytest
 from conftest import DATA, compile_c
 from test_launcher import TWO_PUS, _alive, job, placement
 
-from pinbench.measure.job import LARGEST_TIME, measure_one
+from pinbench.measure.job import LARGEST_TIME, measure_one, run_job
 from pinbench.measure.launcher import Launcher, LauncherLost
 from pinbench.measure.spawn import base_environment, run_once
 from pinbench.results.runs import write_runs
@@ -160,3 +160,24 @@ def test_a_program_that_kills_its_launcher_fails_its_run_and_the_next_runs_go_on
         assert run_once(["/bin/true"], base_environment(), 10, launcher).exit_status == 0
     failed = measure_one(shell_job("kill -KILL $PPID; sleep 60"), "os", 0, 0)
     assert not failed.ok and "died during the run" in failed.failure
+
+
+def test_a_job_whose_first_runs_all_fail_alike_stops_there(tmp_path):
+    """A program that cannot run (here: it always exits 3) fails its first runs alike: the job
+    stops after max(3, strategies) of them, in one line, instead of failing all 30."""
+    said = []
+    two = {"os": placement("os", None), "os2": placement("os2", None)}
+    spec = job("/bin/sh", two, argv=["/bin/sh", "-c", "echo nope >&2; exit 3"],
+               repetitions=10, quiet={"threshold": 1.0, "max_wait_s": 0})
+    records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
+                      said.append)
+    assert len(records) == 3 and not any(r.ok for r in records)
+    [line] = [line for line in said if "all failed alike" in line]
+    assert "the first 3 runs all failed alike (exit status 3): stopping, 17 runs not measured" \
+        in line
+    # one run that succeeds among them: no stop
+    mixed = shell_job(f"[ -e {tmp_path}/once ] && exit 3; touch {tmp_path}/once; "
+                      "echo 'validation: OK'", repetitions=3, quiet={"threshold": 1.0,
+                                                                      "max_wait_s": 0})
+    assert len(run_job(mixed, tmp_path / "m.jsonl", tmp_path / "m.csv",
+                       str(tmp_path / "lock"), said.append)) == 3

@@ -498,6 +498,7 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
     if extra is not None:
         extra.plan(measured, stands_for, len(order))
     account = new_account() if account is None else account
+    first = ""  # the failure every run so far had alike ("" once one differs or succeeds)
     loop_started = time.monotonic()
     for index, (strategy, rep) in enumerate(order):
         if extra is not None:
@@ -530,6 +531,13 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
                         final=index + 1 == len(order))
         if record.counts:
             times[strategy].append(record.time_s)
+        first = _failed_alike(first, "" if record.ok else record.failure, index)
+        if first and index + 1 == max(len(measured), ALIKE_RUNS) and index + 1 < len(order):
+            say(f"{label} the first {index + 1} runs all failed alike ({first}): stopping, "
+                f"{len(order) - index - 1} runs not measured (fix the program; pinbench "
+                "remeasure measures the cell again)")
+            progress.update(index + 1, strategy, measured=False, final=True)
+            break
         if job.stopping and _stops(job.stopping, times, index, len(measured), len(order)):
             say(f"{label} every strategy's median known to within "
                 f"{job.stopping['precision']:.1%} after {rep + 1} rounds: stopping "
@@ -542,6 +550,28 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
     account["loop_s"] += time.monotonic() - loop_started
     return sorted((RunRecord(**run) for run in journal.runs.values()),
                   key=lambda record: record.order_index)
+
+
+#: A job whose first max(this, strategies) runs (every strategy's first, in the shuffled
+#: order usually) all failed alike stops there: the rest would fail the same way.
+ALIKE_RUNS = 3
+
+
+def _failed_alike(first: str, failure: str, index: int) -> str:
+    """The failure the job's runs up to its ``index``-th (whose ``failure`` is "" when it
+    succeeded) all had alike, or "". Alike: the same reason before any detail
+    (``exit status 3``, ``timed out after 20 s``).
+
+    >>> _failed_alike("", "exit status 3: x", 0), _failed_alike("exit status 3",
+    ...     "exit status 3: y", 1), _failed_alike("exit status 3", "timed out", 1)
+    ('exit status 3', 'exit status 3', '')
+    >>> _failed_alike("exit status 3", "", 2)
+    ''
+    """
+    reason = failure.split(": ")[0]
+    if index == 0:
+        return reason
+    return first if reason == first else ""
 
 
 #: The strategy names of the explained job's baseline runs (never a strategy's name).
