@@ -109,6 +109,16 @@ def _pus(node: Node) -> list[Node]:
     return [pu for child in node.children for pu in _pus(child)]
 
 
+def subtree(node: Node) -> list[Node]:
+    """Every object of the subtree, ``node`` first, in tree order."""
+    return [node, *(below for child in node.children for below in subtree(child))]
+
+
+def pus_below(node: Node) -> list[int]:
+    """The OS indexes of the PUs below ``node``, in tree (logical) order."""
+    return [pu.os_index for pu in _pus(node)]
+
+
 def _restricted(node: Node, allowed: frozenset[int], parent: Node | None) -> Node | None:
     """A copy of the subtree holding only the ``allowed`` PUs, or None when it holds none."""
     copy = Node(node.type, node.os_index, parent=parent, numa=node.numa)

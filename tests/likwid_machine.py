@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from pinbench.topology import Node, Topology
+from pinbench.topology import Topology, pus_below, subtree
 
 #: The processor this file describes (likwid needs one; any x86-64 it knows).
 CPUID_INFO = """\
@@ -37,28 +37,20 @@ cpuid_info perf_num_fixed_ctr = 0
 """
 
 
-def _below(node: Node) -> list[Node]:
-    return [node, *(below for child in node.children for below in _below(child))]
-
-
-def _pus(node: Node) -> list[int]:
-    return [n.os_index for n in _below(node) if n.type == "PU"]
-
-
 def topology_file(topo: Topology) -> str:
     """likwid's topology file for ``topo``: sockets, dies, cores, hardware threads (apicId is
     the OS index, which likwid reads back as the processor id), caches and NUMA domains."""
-    objects = _below(topo.whole)
+    objects = subtree(topo.whole)
     packages = [n for n in objects if n.type == "Package"] or [topo.whole]
     dies = [n for n in objects if n.type == "Die"]
     lines = [CPUID_INFO.rstrip()]
     threads = []
     for package_id, package in enumerate(packages):
-        cores = [n for n in _below(package) if n.type == "Core"] or \
-            [n for n in _below(package) if n.type == "PU"]
+        cores = [n for n in subtree(package) if n.type == "Core"] or \
+            [n for n in subtree(package) if n.type == "PU"]
         for core_id, core in enumerate(cores):
-            for thread_id, pu in enumerate(_pus(core)):
-                die = next((i for i, d in enumerate(dies) if pu in _pus(d)), 0)
+            for thread_id, pu in enumerate(pus_below(core)):
+                die = next((i for i, d in enumerate(dies) if pu in pus_below(d)), 0)
                 threads.append((pu, thread_id, core_id, package_id, die))
     for index, (pu, thread_id, core_id, package_id, die) in enumerate(threads):
         key = f"cpuid_topology threadPool {index}"
@@ -71,7 +63,7 @@ def topology_file(topo: Topology) -> str:
     for level in (1, 2, 3):  # likwid wants three; the last is the one its C domains follow
         kind = last if level == 3 else f"L{level}Cache"
         first = next((n for n in objects if n.type == kind), None)
-        sharing = len(_pus(first)) if first else smt if level < 3 else len(_pus(packages[0]))
+        sharing = len(pus_below(first)) if first else smt if level < 3 else len(pus_below(packages[0]))
         lines += [f"cpuid_topology cacheLevels {level} type = "
                   f"{'DATACACHE' if level == 1 else 'UNIFIEDCACHE'}",
                   f"cpuid_topology cacheLevels {level} associativity = 8",
@@ -89,7 +81,7 @@ def topology_file(topo: Topology) -> str:
     numa = [n for n in objects if n.numa] or [topo.whole]
     lines.append(f"numa_info numberOfNodes = {len(numa)}")
     for node_id, node in enumerate(numa):
-        pus, key = sorted(_pus(node)), f"numa_info nodes {node_id + 1}"
+        pus, key = sorted(pus_below(node)), f"numa_info nodes {node_id + 1}"
         lines += [f"{key} id = {node_id}", f"{key} numberOfProcessors = {len(pus)}",
                   f"{key} totalMemory = 1000000", f"{key} freeMemory = 1000000",
                   f"{key} numberOfDistances = {len(numa)}"]

@@ -20,7 +20,7 @@ from pinbench.measure.verify import parse_cpu_list, verify
 from pinbench.place.domains import PlacementError
 from pinbench.place.policies import NAMES, assignment, predict
 from pinbench.results.placements import read_placement
-from pinbench.topology import Node, load
+from pinbench.topology import Node, load, pus_below, subtree
 
 #: (hwloc synthetic string, the hwloc levels libomp reads as socket, core, thread, allowed PUs).
 MACHINES = [
@@ -35,19 +35,14 @@ MACHINES = [
 FORMAT = "pinbench-policy %n %A"
 
 
-def _below(node: Node) -> list[int]:
-    return [node.os_index] if node.type == "PU" else [p for c in node.children for p in
-                                                       _below(c)]
-
-
 def fake_sysfs(topo, root: Path) -> Path:
     """/sys/devices/system/cpu of the whole machine, as libgomp reads it."""
     def group(node: Node, kind: str) -> list[int]:
         while node.parent is not None and node.type != kind:
             node = node.parent
-        return _below(node)
+        return pus_below(node)
 
-    pus = {n.os_index: n for n in _nodes(topo.whole) if n.type == "PU"}
+    pus = {n.os_index: n for n in subtree(topo.whole) if n.type == "PU"}
     for pu, node in pus.items():
         topology = root / f"cpu{pu}" / "topology"
         topology.mkdir(parents=True)
@@ -59,10 +54,6 @@ def fake_sysfs(topo, root: Path) -> Path:
     for name in ("online", "possible", "present"):
         (root / name).write_text(every + "\n")
     return root
-
-
-def _nodes(node: Node) -> list[Node]:
-    return [node, *(n for c in node.children for n in _nodes(c))]
 
 
 def reported(output: str) -> list[list[int]]:

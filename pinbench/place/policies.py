@@ -25,7 +25,7 @@ More threads than places is left to each runtime's own rules and refused here.
 from __future__ import annotations
 
 from pinbench.place.domains import PlacementError
-from pinbench.topology import Node, Topology
+from pinbench.topology import Node, Topology, pus_below
 
 BINDS = ("close", "spread", "primary")
 PLACES = ("threads", "cores", "sockets")
@@ -51,11 +51,7 @@ def _group(topo: Topology, pu: int, places: str) -> list[int]:
     node: Node | None = next((n for n in topo.ancestors(pu) if n.type == kind), None)
     if node is None:
         return [pu] if kind == "Core" else sorted(topo.placeable)
-
-    def below(n: Node) -> list[int]:
-        return [n.os_index] if n.type == "PU" else [p for c in n.children for p in below(c)]
-
-    return sorted(below(node))
+    return sorted(pus_below(node))
 
 
 def places(topo: Topology, kind: str, runtime: str) -> list[frozenset[int]]:

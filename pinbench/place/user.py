@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 
 from pinbench.place.domains import PlacementError
-from pinbench.topology import Node, Topology
+from pinbench.topology import Node, Topology, pus_below, subtree
 
 #: The kinds of definition a ``placements:`` entry may have, and what each holds.
 KINDS = {
@@ -188,21 +188,16 @@ def omp_places_pus(text: str) -> list[int]:
     return pus
 
 
-def _below(node: Node) -> list[Node]:
-    """Every object of the subtree, ``node`` first, in tree order."""
-    return [node, *(below for child in node.children for below in _below(child))]
-
-
 def _tree_pus(topo: Topology, node: Node) -> list[int]:
     """The PUs of ``node`` a process may use, in tree order."""
-    return [n.os_index for n in _below(node) if n.type == "PU" and n.os_index in topo.allowed]
+    return [pu for pu in pus_below(node) if pu in topo.allowed]
 
 
 def _numbered(topo: Topology, pus: list[int]) -> list[int]:
     """likwid's numbering of a domain: the first hardware thread of every core, then the
     second ones, ... (cores in tree order)."""
     def rank(pu: int) -> int:  # the PU's place among its core's hardware threads
-        return [n.os_index for n in _below(topo.core(pu)) if n.type == "PU"].index(pu)
+        return pus_below(topo.core(pu)).index(pu)
 
     return sorted(pus, key=rank)  # stable: tree order within a rank
 
@@ -217,7 +212,7 @@ def likwid_domains(topo: Topology) -> dict[str, list[int]]:
     >>> domains["N"], domains["S1"], domains["M0"]
     ([0, 1, 2, 3, 4, 5, 6, 7], [4, 5, 6, 7], [0, 1, 2, 3, 4, 5, 6, 7])
     """
-    objects = _below(topo.whole)
+    objects = subtree(topo.whole)
     found = {"N": [_tree_pus(topo, topo.whole)]}
     packages = [n for n in objects if n.type == "Package"] or [topo.whole]
     found["S"] = [_tree_pus(topo, n) for n in packages]
