@@ -17,6 +17,7 @@ import yaml
 from markupsafe import Markup
 
 from pinbench.measure.settings import QUIET
+from pinbench.results import traces
 from pinbench.results.layout import Layout
 from pinbench.results.runs import RunRecord
 from pinbench.report import campaign_data as data
@@ -105,6 +106,8 @@ def context(layout: Layout, config: dict, measured: list[str]) -> dict:
         "benchmarks": data.by_benchmark(sections),
         "descriptions": {b: e.get("description", "") for b, e in config["benchmarks"].items()},
         "set_aside": [note for name in measured for note in layout.set_aside_journals(name)],
+        "left_out": [cell for name in config["machines"]
+                     for cell in traces.left_out(layout, name, config.get("strategies", []))],
         "explained": explain_sections(Path(layout.explain_table), config["baseline"], verdicts),
         "coarse": [coarse_text(key, cell) for key, cell in described.items() if cell.coarse],
         "models": data.model_sections(layout, runs),
