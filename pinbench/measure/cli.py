@@ -1,7 +1,7 @@
 """``python -m pinbench.measure``: the measuring process of one job, started by the measure rule.
 
     python -m pinbench.measure --spec JSON --placements FILE... --journal FILE --out FILE.csv
-        [--lock FILE] [--log FILE] [--outputs DIR] [--explained JOURNAL TABLE]
+        [--lock FILE] [--log FILE] [--outputs DIR] [--scratch DIR] [--explained JOURNAL TABLE]
         [--campaign-root DIR --cells M/B/N...] [--account FILE.json]
 
 The spec is the job's settings (:class:`pinbench.measure.settings.JobSettings`, as JSON);
@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", type=Path, help="also append progress lines to this file")
     parser.add_argument("--outputs", type=Path,
                         help="keep each run's output (compressed) in this folder")
+    parser.add_argument("--scratch", help="the folder the runs start in when the benchmark "
+                        "names no cwd (made, emptied before each run, removed at the end)")
     parser.add_argument("--explained", nargs=2, type=Path, metavar=("JOURNAL", "TABLE"),
                         help="journal and table of the explained runs (spec's explain)")
     parser.add_argument("--campaign-root", help="the campaign's results folder; with --cells, "
@@ -119,7 +121,8 @@ def _measure(args: argparse.Namespace, say, startup_s: float | None) -> None:
         if args.campaign_root else None
     account = {"startup_s": startup_s, **new_account()}
     job = Job.of(JobSettings.from_json(json.loads(args.spec)),
-                 map(read_placement, args.placements))
+                 map(read_placement, args.placements),
+                 os.path.abspath(args.scratch) if args.scratch else None)
     run_job(job, args.journal, args.out, args.lock, say, args.outputs,
             tuple(args.explained) if args.explained else None, campaign, account)
     if args.account:
