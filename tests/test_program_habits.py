@@ -12,7 +12,9 @@ from test_workflow import read_csv, write_campaign
 
 from pinbench.measure import workdir
 from pinbench.measure.job import measure_one, run_job
+from pinbench.measure.launcher import Launcher
 from pinbench.measure.settings import JobSettings
+from pinbench.measure.spawn import base_environment, prepare, run_once
 
 #: An OpenMP program that works in its current folder: it reads the milliseconds to spin from
 #: the file its argument names, appends a line to out.txt there and says how many lines
@@ -84,6 +86,27 @@ def test_a_wrapped_program_is_verified_with_verify_openmp(wrapped, threads, tmp_
     assert records["openmp"].observed == " ".join(f"{t}:{pu}" for t, pu in enumerate(pus))
 
 
+def test_a_job_whose_wrapper_is_checked_says_so_in_one_line(wrapped, tmp_path):
+    said = []
+    spec = job(wrapped, {"compact": placement("compact", TWO_PUS[:1])}, threads=1,
+               argv=[str(wrapped), str(wrapped.parent / "ms.txt")], scratch=str(tmp_path / "s"),
+               quiet={"threshold": 1.0, "max_wait_s": 0})
+    records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
+                      said.append)
+    assert [r.verification for r in records] == ["mismatch"]
+    assert said[-1] == (f"[local spin t1] {wrapped} runs no OpenMP itself (a wrapper?): the "
+                        "binding checked is its own; `verify: openmp` on the benchmark checks the "
+                        "OpenMP programs it starts")
+    program = wrapped.with_suffix(".prog")
+    direct = job(program, {"compact": placement("compact", [max(TWO_PUS) + 5])}, threads=1,
+                 argv=[str(program), str(wrapped.parent / "ms.txt")],
+                 scratch=str(tmp_path / "s"), quiet={"threshold": 1.0, "max_wait_s": 0})
+    records = run_job(direct, tmp_path / "d.jsonl", tmp_path / "d.csv", str(tmp_path / "lock"),
+                      said.append)
+    assert [r.verification for r in records] == ["mismatch"]  # a PU the machine lacks
+    assert "a wrapper?" not in said[-1]
+
+
 def test_a_wrapped_program_that_runs_no_openmp_is_missing_not_verified(tmp_path):
     """Nothing under the wrapper runs OpenMP (no line, no runtime): nothing is taken for it."""
     spec = job("/bin/sh", {"compact": placement("compact", TWO_PUS[:1])}, threads=1,
@@ -109,6 +132,21 @@ def test_runs_start_in_an_empty_scratch_folder_removed_at_the_end(wrapped, tmp_p
     assert [r.ok for r in records] == [True] * 3, records[0].failure
     assert sorted(os.listdir(tmp_path)) == ["data", "j.jsonl", "lock", "t.csv"]
     assert not scratch.exists()
+
+
+def test_a_run_starts_in_the_folder_asked_and_the_next_in_the_launchers_own(tmp_path):
+    """The launcher moves there before the clone and back for a request naming no folder; a
+    folder that cannot be entered fails the run in one line."""
+    pwd = ["/bin/sh", "-c", "pwd"]
+    with Launcher() as launcher:
+        inside = run_once(pwd, base_environment(), 10, launcher,
+                          prepare(pwd, base_environment(), 10, str(tmp_path)))
+        home = run_once(pwd, base_environment(), 10, launcher)
+        lost = run_once(pwd, base_environment(), 10, launcher,
+                        prepare(pwd, base_environment(), 10, str(tmp_path / "gone")))
+    assert inside.stdout == f"{tmp_path}\n" and home.stdout == f"{os.getcwd()}\n"
+    assert lost.error == ("cannot start: cannot enter the folder it starts in (No such file or "
+                          "directory)")
 
 
 def test_emptying_a_folder_removes_links_not_what_they_point_to(tmp_path):

@@ -62,12 +62,12 @@ from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
 from pinbench.measure.progress import Campaign, Progress
 from pinbench.measure.settings import LAUNCHED, OPENMP, JobSettings, located, portable
-from pinbench.measure.spawn import RunResult, base_environment, prepare, run_once
+from pinbench.measure.spawn import RunResult, base_environment, executable, prepare, run_once
 from pinbench.measure.stopping import precise_enough, rounds_order
 from pinbench.measure.system import wait_until_quiet
 from pinbench.results import formats
 from pinbench.results.placements import Placement, omp_places
-from pinbench.results.runs import RunRecord, write_runs
+from pinbench.results.runs import MISMATCH, RunRecord, write_runs
 from pinbench.seeding import derive_seed
 
 
@@ -474,7 +474,17 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                                          extra, campaign, account)
         write_runs(records, out)
     say(f"{label} {failure_summary(records)}")
+    if wrapped(job, records):
+        say(f"{label} {job.argv[0]} runs no OpenMP itself (a wrapper?): the binding checked is "
+            "its own; `verify: openmp` on the benchmark checks the OpenMP programs it starts")
     return records
+
+
+def wrapped(job: Job, records: list[RunRecord]) -> bool:
+    """Whether runs were a mismatch because the process checked runs no OpenMP: the run
+    command starts a wrapper, and the benchmark does not say ``verify: openmp``."""
+    return job.verify == LAUNCHED and any(r.verification == MISMATCH for r in records) \
+        and not verify.runs_openmp(executable(job.argv[0], base_environment() | job.env))
 
 
 def new_account() -> dict:

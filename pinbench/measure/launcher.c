@@ -15,7 +15,6 @@
  *     posix_spawn alone; in the launcher's session it runs as a bare spawn does;
  *   - stdin from /dev/null, stdout and stderr to two memory files (memfd) of the launcher,
  *     emptied before each run: no file system work per run, nothing read while it runs;
- *   - chdir to the request's folder, when it names one;
  *   - exactly the environment of the request; no other descriptor (all are close-on-exec).
  *
  * The launcher is the run's subreaper (PR_SET_CHILD_SUBREAPER): a process the program leaves
@@ -81,13 +80,17 @@
  * the last stderr_bytes of its stderr, threads_bytes of the threads' CPUs seen while it
  * ran ("pid:tid=cpus;pid:tid=cpus", pid the task's process), and processes_bytes of the
  * executables of the processes looked at with descendants ("pid\0exe\0..."; none without).
- * errno is not 0 when the program could not be started
+ * errno is not 0 when the program could not be started (negative: its folder could not be
+ * entered)
  * (wait_status is then 0 and the times are 0); exit_cpus is "-" when unknown (timeout, or
  * the kernel did not say); leftover is the number of processes the program left running,
  * killed; stdout_total and stderr_total are the bytes the program wrote to each; counters is
  * "name=count,..." for the counters counted (scaled by enabled over running time when the
  * kernel multiplexed them; "name=?" when never scheduled), then "name=!errno,..." for those the
  * kernel refused to open, "-" when there is none of either.
+ *
+ * The program starts in the folder the request names: the launcher moves there before the
+ * clone (outside the timed span), and back to its own folder for a request that names none.
  *
  * Usage: pinbench-launcher PARENT_PID SHORTEST_SHARE_NS [EXIT_READ_DELAY_US]
  * (the delay, for tests only, sleeps after the read of the exited program's CPUs, to show
@@ -272,6 +275,7 @@ static void on_stop(int sig) { stop_signal = sig; }
 struct child {
     const char *path;
     const char *cwd; /* the folder the program starts in; "" for the launcher's */
+    int home;        /* the launcher's own folder (open) */
     char **argv;
     char **envp;
     int in_fd, out_fd, err_fd;
@@ -294,7 +298,7 @@ static int child_main(void *arg)
         _exit(127);
     }
     if (setpgid(0, 0) == -1 || dup2(c->in_fd, 0) == -1 || dup2(c->out_fd, 1) == -1 ||
-        dup2(c->err_fd, 2) == -1 || (c->cwd[0] && chdir(c->cwd) == -1))
+        dup2(c->err_fd, 2) == -1)
         goto fail;
     execve(c->path, c->argv, c->envp);
 fail:
@@ -749,6 +753,28 @@ static void stop_run(pid_t pid)
     exit(128 + stop_signal);
 }
 
+/* Moves the launcher to the folder `cwd` ("": its own, `home`), unless it is there already
+ * (the last run's); -1 and errno when it cannot. */
+static int move_to(const char *cwd, int home)
+{
+    static char *here; /* where the last run started; NULL: home */
+    if (here ? strcmp(here, cwd) == 0 : !cwd[0])
+        return 0;
+    free(here);
+    here = NULL;
+    if (!cwd[0])
+        return fchdir(home);
+    if (chdir(cwd) != 0) {
+        int error = errno;
+        if (fchdir(home) != 0)
+            exit(1);
+        errno = error;
+        return -1;
+    }
+    here = strdup(cwd);
+    return 0;
+}
+
 /* Starts the program, waits for it (killing its process group after timeout_ns; looking at
  * its output and threads meanwhile, see the top), reads its CPUs at exit, reaps it and
  * kills what it left. The clock runs from the clone to the exit, and again around the
@@ -757,6 +783,10 @@ static void run_program(struct child *c, int64_t timeout_ns, int64_t output_limi
                         int descendants, struct cpu_mask *mask, int out_fd, int err_fd,
                         struct threads *threads, struct processes *processes, struct outcome *o)
 {
+    if (move_to(c->cwd, c->home) != 0) {
+        o->error = -errno; /* negative: the folder, not the program */
+        return;
+    }
     struct timespec first = span(timeout_ns < FIRST_LOOK_NS ? timeout_ns : FIRST_LOOK_NS);
     int64_t start = now_ns();
     pid_t pid = clone(child_main, child_stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
@@ -934,12 +964,15 @@ int main(int argc, char **argv)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL); /* the programs start with no signal blocked */
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int stat_fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
     int out_fd = memfd_create("pinbench-stdout", MFD_CLOEXEC);
     int err_fd = memfd_create("pinbench-stderr", MFD_CLOEXEC);
     struct cpu_mask mask;
-    if (devnull < 0 || stat_fd < 0 || out_fd < 0 || err_fd < 0 || cpu_mask_init(&mask) != 0) {
-        perror("pinbench-launcher: /dev/null, /proc/stat, memfd_create or sched_getaffinity");
+    if (devnull < 0 || home < 0 || stat_fd < 0 || out_fd < 0 || err_fd < 0 ||
+        cpu_mask_init(&mask) != 0) {
+        perror("pinbench-launcher: /dev/null, its folder, /proc/stat, memfd_create or "
+               "sched_getaffinity");
         return 1;
     }
     char *out_buf = NULL, *err_buf = NULL, *threads_buf = NULL, *processes_buf = NULL;
@@ -990,7 +1023,8 @@ int main(int argc, char **argv)
         memmove(run_env, run_env + 1, sizeof *fields * (size_t)envc);
         run_env[envc] = NULL;
 
-        struct child c = {.path = fields[4], .cwd = fields[3], .argv = run_argv, .envp = run_env,
+        struct child c = {.path = fields[4], .cwd = fields[3], .home = home,
+                          .argv = run_argv, .envp = run_env,
                           .in_fd = devnull, .out_fd = out_fd, .err_fd = err_fd,
                           .launcher = getpid(), .error = 0};
         struct outcome o = {0};

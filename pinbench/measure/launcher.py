@@ -78,7 +78,7 @@ class Reply:
     max_rss_kb: int
     wait_status: int
     timed_out: bool
-    error: int  #: errno when the program could not start, else 0
+    error: int  #: errno when the program could not start (negative: its folder), else 0
     busy_before: int
     total_before: int
     busy_after: int

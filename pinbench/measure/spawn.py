@@ -142,7 +142,8 @@ def run_once(argv: list[str], env: dict[str, str], timeout_s: float,
     except c_launcher.LauncherLost as exc:
         return RunResult(0.0, 0.0, 0.0, -9, False, "", "", str(exc))
     if reply.error:
-        error = OSError(reply.error, os.strerror(reply.error), argv[0])
+        error = OSError(reply.error, os.strerror(reply.error), argv[0]) if reply.error > 0 \
+            else f"cannot enter the folder it starts in ({os.strerror(-reply.error)})"
         return RunResult(0.0, 0.0, 0.0, 127, False, "", "", f"cannot start: {error}")
     others = other_share(CpuTimes(reply.busy_before, reply.total_before),
                          CpuTimes(reply.busy_after, reply.total_after), reply.own_cpu_s)
