@@ -173,6 +173,26 @@ def test_the_settings_of_a_benchmark_that_sets_neither_are_those_of_before():
 
 
 @pytest.mark.slow
+def test_a_campaign_of_a_program_writing_into_its_folder(wrapped, tmp_path):
+    """No new key: each run finds its folder empty (before, every run but the first found the
+    earlier runs' out.txt and failed, and out.txt stayed in the project), and the input, a
+    relative path of the project, is read as before."""
+    work = tmp_path / "work"
+    (work / "data").mkdir(parents=True)
+    (work / "data" / "ms.txt").write_text("20\n")
+    write_campaign(work, threads=[1], machines={"here": {"topology": "auto"}},
+                   benchmarks={"habits": {"source": str(wrapped.parent / "habits.c"),
+                                          "input": "data/ms.txt",
+                                          "validate": "^runs_here: 1$"}})
+    run = run_campaign(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = read_csv(work / "results" / "tiny" / "runs.csv")
+    assert len(rows) == 9 and all(r["ok"] == "True" for r in rows), rows[-1]["failure"]
+    assert sorted(os.listdir(work)) == [".snakemake", "campaign.yaml", "data", "results"]
+    assert not (work / "results" / "tiny" / "here" / "scratch").exists()
+
+
+@pytest.mark.slow
 def test_a_campaign_of_a_wrapped_program_and_of_one_with_a_cwd(wrapped, tmp_path):
     """``wrapped``: the wrapper, ``verify: openmp``, its input a relative path of the project;
     ``inplace``: the program in a ``cwd`` of its own, reading a file there. Every pinned run is
