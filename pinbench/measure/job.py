@@ -474,13 +474,13 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                                          extra, campaign, account)
         write_runs(records, out)
     say(f"{label} {failure_summary(records)}")
-    if wrapped(job, records):
+    if checked_a_wrapper(job, records):
         say(f"{label} {job.argv[0]} runs no OpenMP itself (a wrapper?): the binding checked is "
             "its own; `verify: openmp` on the benchmark checks the OpenMP programs it starts")
     return records
 
 
-def wrapped(job: Job, records: list[RunRecord]) -> bool:
+def checked_a_wrapper(job: Job, records: list[RunRecord]) -> bool:
     """Whether runs were a mismatch because the process checked runs no OpenMP: the run
     command starts a wrapper, and the benchmark does not say ``verify: openmp``."""
     return job.verify == LAUNCHED and any(r.verification == MISMATCH for r in records) \

@@ -413,7 +413,7 @@ static void exit_cpus(pid_t pid, struct cpu_mask *m, char *out, size_t size)
  * /proc cannot be read. */
 struct process {
     pid_t pid, parent;
-    int zombie, ours; /* ours: a descendant of this launcher, found and killed */
+    int zombie, ours; /* ours: below the process asked of mark_below */
 };
 
 static int list_processes(struct process **list, int *capacity)
@@ -564,6 +564,7 @@ struct processes {
     int count, capacity;
 };
 
+/* Notes the executable process pid runs now (its /proc/PID/exe). */
 static void note_exe(pid_t pid, struct processes *p)
 {
     char path[64], exe[4096];

@@ -54,12 +54,10 @@ for place in PLACES:
         run:
             spec = jobsettings.with_ompt_tool(params.spec, MACHINES[wildcards.machine])
             cells = jobsettings.cell_names(measure_jobs())  # for the campaign's time left
-            # not a param: a new one would make Snakemake re-run every measurement job
-            scratch = LAYOUT.scratch(wildcards.machine, wildcards.bench, wildcards.n)
             shell(
                 "{PY} -m pinbench.measure --spec {spec:q} --placements {input.placements}"
                 " --journal {params.journal} --out {output.runs} --log {log}"
-                " --outputs {params.outputs} --scratch {scratch:q} {params.explained}"
+                " --outputs {params.outputs} {params.explained}"
                 " --campaign-root {LAYOUT.root} --cells {cells}"
                 " --account {params.account}"
             )
