@@ -409,70 +409,6 @@ static void exit_cpus(pid_t pid, struct cpu_mask *m, char *out, size_t size)
         cpu_list(m->set, m, out, size);
 }
 
-/* Each process's parent, from /proc/PID/stat: n entries of (pid, parent, zombie); -1 if
- * /proc cannot be read. */
-struct process {
-    pid_t pid, parent;
-    int zombie, ours; /* ours: below the process asked of mark_below */
-};
-
-static int list_processes(struct process **list, int *capacity)
-{
-    DIR *dir = opendir("/proc");
-    if (!dir)
-        return -1;
-    int n = 0;
-    struct dirent *entry;
-    while ((entry = readdir(dir))) {
-        pid_t pid = (pid_t)atol(entry->d_name);
-        if (pid <= 0)
-            continue;
-        char path[64], stat[512];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t len = read(fd, stat, sizeof stat - 1);
-        close(fd);
-        if (len <= 0)
-            continue;
-        stat[len] = 0;
-        char *after = strrchr(stat, ')'); /* the name may hold spaces and parentheses */
-        char state;
-        int parent;
-        if (!after || sscanf(after + 1, " %c %d", &state, &parent) != 2)
-            continue;
-        if (n == *capacity) {
-            int grown_capacity = *capacity ? 2 * *capacity : 1024;
-            struct process *grown = realloc(*list, sizeof *grown * (size_t)grown_capacity);
-            if (!grown)
-                break;
-            *list = grown;
-            *capacity = grown_capacity;
-        }
-        (*list)[n++] = (struct process){pid, (pid_t)parent, state == 'Z', 0};
-    }
-    closedir(dir);
-    return n;
-}
-
-/* Marks (ours) every process of list below root: its children, theirs, and so on. */
-static void mark_below(struct process *list, int n, pid_t root)
-{
-    for (int grew = 1; grew;) {
-        grew = 0;
-        for (int i = 0; i < n; i++) {
-            if (list[i].ours)
-                continue;
-            int ours = list[i].parent == root;
-            for (int k = 0; !ours && k < n; k++)
-                ours = list[k].ours && list[k].pid == list[i].parent;
-            if (ours)
-                list[i].ours = grew = 1;
-        }
-    }
-}
-
 /* The CPUs each thread of the running program was seen allowed on: one entry per task. */
 struct threads {
     pid_t *tids;
@@ -554,6 +490,152 @@ static void sample_threads(pid_t pid, struct cpu_mask *m, struct threads *t)
         CPU_OR_S(m->size, t->cpus[i], t->cpus[i], m->set);
     }
     closedir(dir);
+}
+
+/* The threads' CPUs as "tid=cpus;tid=cpus" in buf (grown as needed); its length. */
+static size_t threads_text(const struct threads *t, const struct cpu_mask *m, char **buf,
+                           size_t *capacity)
+{
+    size_t len = 0;
+    for (int i = 0; i < t->count; i++) {
+        size_t need = len + 32 + (size_t)m->cpus * 8;
+        if (need > *capacity) {
+            char *grown = realloc(*buf, need);
+            if (!grown)
+                return len;
+            *buf = grown;
+            *capacity = need;
+        }
+        int n = snprintf(*buf + len, *capacity - len, "%s%d:%d=", len ? ";" : "",
+                         (int)t->owners[i], (int)t->tids[i]);
+        int cpus = cpu_list(t->cpus[i], m, *buf + len + n, *capacity - len - (size_t)n);
+        if (cpus < 0)
+            return len;
+        len += (size_t)n + (size_t)cpus;
+    }
+    return len;
+}
+
+/* Frees all but the last `keep` bytes (rounded to whole pages) of what the program wrote
+ * so far to a memory file, once it holds more than OUTPUT_HOLD: a hole is punched, the file's
+ * size and the program's offset stay. *punched: where the data held starts. The offset is
+ * asked with SEEK_CUR, which leaves it as it is (the program writes through it). */
+static void free_output(int fd, int64_t keep, int64_t *punched)
+{
+    off_t written = lseek(fd, 0, SEEK_CUR);
+    if (written - *punched <= OUTPUT_HOLD)
+        return;
+    int64_t end = (written - keep) / 4096 * 4096;
+    if (end > *punched && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, *punched,
+                                    end - *punched) == 0)
+        *punched = end;
+}
+
+/* Each process's parent, from /proc/PID/stat: n entries of (pid, parent, zombie); -1 if
+ * /proc cannot be read. */
+struct process {
+    pid_t pid, parent;
+    int zombie, ours; /* ours: below the process asked of mark_below */
+};
+
+static int list_processes(struct process **list, int *capacity)
+{
+    DIR *dir = opendir("/proc");
+    if (!dir)
+        return -1;
+    int n = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir))) {
+        pid_t pid = (pid_t)atol(entry->d_name);
+        if (pid <= 0)
+            continue;
+        char path[64], stat[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, stat, sizeof stat - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        stat[len] = 0;
+        char *after = strrchr(stat, ')'); /* the name may hold spaces and parentheses */
+        char state;
+        int parent;
+        if (!after || sscanf(after + 1, " %c %d", &state, &parent) != 2)
+            continue;
+        if (n == *capacity) {
+            int grown_capacity = *capacity ? 2 * *capacity : 1024;
+            struct process *grown = realloc(*list, sizeof *grown * (size_t)grown_capacity);
+            if (!grown)
+                break;
+            *list = grown;
+            *capacity = grown_capacity;
+        }
+        (*list)[n++] = (struct process){pid, (pid_t)parent, state == 'Z', 0};
+    }
+    closedir(dir);
+    return n;
+}
+
+/* Marks (ours) every process of list below root: its children, theirs, and so on. */
+static void mark_below(struct process *list, int n, pid_t root)
+{
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (int i = 0; i < n; i++) {
+            if (list[i].ours)
+                continue;
+            int ours = list[i].parent == root;
+            for (int k = 0; !ours && k < n; k++)
+                ours = list[k].ours && list[k].pid == list[i].parent;
+            if (ours)
+                list[i].ours = grew = 1;
+        }
+    }
+}
+
+/* Kills every descendant of this launcher (all are what runs left: the launcher starts one
+ * program at a time and reaps it first) and the process group `group`, reaps them, and
+ * returns how many were still running; 0 at once when there is none (ECHILD). */
+static int kill_leftovers(pid_t group)
+{
+    static struct process *list;
+    static int capacity;
+    static pid_t seen[4096];
+    int running = 0, seen_count = 0;
+    int64_t give_up = 0;
+    for (;;) {
+        pid_t reaped;
+        while ((reaped = waitpid(-1, NULL, WNOHANG)) > 0)
+            ;
+        if (reaped < 0 && errno == ECHILD)
+            return running; /* none left */
+        if (!give_up)
+            give_up = now_ns() + LEFTOVER_NS;
+        else if (now_ns() > give_up) {
+            fprintf(stderr, "pinbench-launcher: processes a run left did not die in %lld s\n",
+                    LEFTOVER_NS / 1000000000);
+            return running;
+        }
+        int n = list_processes(&list, &capacity);
+        mark_below(list, n, getpid());
+        for (int i = 0; i < n; i++) {
+            if (!list[i].ours)
+                continue;
+            kill(list[i].pid, SIGKILL);
+            int known = 0;
+            for (int k = 0; k < seen_count && !known; k++)
+                known = seen[k] == list[i].pid;
+            if (!known && !list[i].zombie) {
+                running++;
+                if (seen_count < (int)(sizeof seen / sizeof *seen))
+                    seen[seen_count++] = list[i].pid;
+            }
+        }
+        kill(-group, SIGKILL); /* and any of its group /proc did not list in time */
+        usleep(1000);
+    }
 }
 
 /* The processes of a run seen by the looks below the program (descendants mode), each with
@@ -650,88 +732,6 @@ static size_t processes_text(const struct processes *p, char **buf, size_t *capa
         len += exe;
     }
     return len;
-}
-
-/* The threads' CPUs as "tid=cpus;tid=cpus" in buf (grown as needed); its length. */
-static size_t threads_text(const struct threads *t, const struct cpu_mask *m, char **buf,
-                           size_t *capacity)
-{
-    size_t len = 0;
-    for (int i = 0; i < t->count; i++) {
-        size_t need = len + 32 + (size_t)m->cpus * 8;
-        if (need > *capacity) {
-            char *grown = realloc(*buf, need);
-            if (!grown)
-                return len;
-            *buf = grown;
-            *capacity = need;
-        }
-        int n = snprintf(*buf + len, *capacity - len, "%s%d:%d=", len ? ";" : "",
-                         (int)t->owners[i], (int)t->tids[i]);
-        int cpus = cpu_list(t->cpus[i], m, *buf + len + n, *capacity - len - (size_t)n);
-        if (cpus < 0)
-            return len;
-        len += (size_t)n + (size_t)cpus;
-    }
-    return len;
-}
-
-/* Frees all but the last `keep` bytes (rounded to whole pages) of what the program wrote
- * so far to a memory file, once it holds more than OUTPUT_HOLD: a hole is punched, the file's
- * size and the program's offset stay. *punched: where the data held starts. The offset is
- * asked with SEEK_CUR, which leaves it as it is (the program writes through it). */
-static void free_output(int fd, int64_t keep, int64_t *punched)
-{
-    off_t written = lseek(fd, 0, SEEK_CUR);
-    if (written - *punched <= OUTPUT_HOLD)
-        return;
-    int64_t end = (written - keep) / 4096 * 4096;
-    if (end > *punched && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, *punched,
-                                    end - *punched) == 0)
-        *punched = end;
-}
-
-/* Kills every descendant of this launcher (all are what runs left: the launcher starts one
- * program at a time and reaps it first) and the process group `group`, reaps them, and
- * returns how many were still running; 0 at once when there is none (ECHILD). */
-static int kill_leftovers(pid_t group)
-{
-    static struct process *list;
-    static int capacity;
-    static pid_t seen[4096];
-    int running = 0, seen_count = 0;
-    int64_t give_up = 0;
-    for (;;) {
-        pid_t reaped;
-        while ((reaped = waitpid(-1, NULL, WNOHANG)) > 0)
-            ;
-        if (reaped < 0 && errno == ECHILD)
-            return running; /* none left */
-        if (!give_up)
-            give_up = now_ns() + LEFTOVER_NS;
-        else if (now_ns() > give_up) {
-            fprintf(stderr, "pinbench-launcher: processes a run left did not die in %lld s\n",
-                    LEFTOVER_NS / 1000000000);
-            return running;
-        }
-        int n = list_processes(&list, &capacity);
-        mark_below(list, n, getpid());
-        for (int i = 0; i < n; i++) {
-            if (!list[i].ours)
-                continue;
-            kill(list[i].pid, SIGKILL);
-            int known = 0;
-            for (int k = 0; k < seen_count && !known; k++)
-                known = seen[k] == list[i].pid;
-            if (!known && !list[i].zombie) {
-                running++;
-                if (seen_count < (int)(sizeof seen / sizeof *seen))
-                    seen[seen_count++] = list[i].pid;
-            }
-        }
-        kill(-group, SIGKILL); /* and any of its group /proc did not list in time */
-        usleep(1000);
-    }
 }
 
 struct outcome {
