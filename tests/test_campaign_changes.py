@@ -235,6 +235,8 @@ def _job(config: dict, binary: Path) -> Job:
     ("benchmarks.spin.exit_status", [0, 3], "command (exit_status) changed"),
     ("benchmarks.spin.metrics", {"sum": r"checksum: (\d+)"}, "command (metrics) changed"),
     ("benchmarks.spin.timeout_s", 30, "command (timeout_s) changed"),
+    ("benchmarks.spin.cwd", ".", "command (cwd) changed"),
+    ("benchmarks.spin.verify", "openmp", "command (verify) changed"),
     ("repetitions", 12, "plan (repetitions) changed"),
     ("seed", 1, "plan (seed) changed"),
     ("order", "back-to-back", "plan (order) changed"),

@@ -3,7 +3,7 @@ agrees with it, and the stages that decide one fact decide it alike."""
 import yaml
 from conftest import run_record
 
-from pinbench.measure.settings import QUIET
+from pinbench.measure.settings import LAUNCHED, OPENMP, QUIET
 from pinbench.results.placements import Placement, read_placement, write_placement
 from pinbench.stats.analyse import verdict_tables
 from pinbench.stats.sample_size import MIN_N
@@ -17,6 +17,11 @@ PROPERTIES = yaml.safe_load(SCHEMA.read_text())["properties"]
 def test_the_schema_defaults_of_quiet_are_the_measuring_process_defaults():
     schema = PROPERTIES["quiet"]["properties"]
     assert {name: schema[name]["default"] for name in QUIET} == QUIET
+
+
+def test_the_schema_knows_whose_binding_the_measuring_process_verifies():
+    verify = PROPERTIES["benchmarks"]["additionalProperties"]["properties"]["verify"]
+    assert verify["enum"] == [LAUNCHED, OPENMP] and verify["default"] == LAUNCHED
 
 
 def test_the_schema_refuses_fewer_repetitions_than_the_statistics_need():

@@ -7,7 +7,8 @@
   setup``: :mod:`pinbench.native`) that starts and times each run in a vfork-style child,
   beside the measuring process;
 - :mod:`~pinbench.measure.verify`: each thread's reported binding (at one thread, also the
-  kernel's at exit) against the plan;
+  kernel's at exit) against the plan, of the program or of the OpenMP processes below a wrapper;
+- :mod:`~pinbench.measure.workdir`: the folder each run starts in (a job's scratch folder);
 - :mod:`~pinbench.measure.journal`: the fsynced journal, so a killed job loses nothing;
 - :mod:`~pinbench.measure.lock`: the machine-wide lock, one measurement at a time;
 - :mod:`~pinbench.measure.environment`: the machine and toolchain, recorded for the report;

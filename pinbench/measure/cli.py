@@ -6,7 +6,9 @@
 
 The spec is the job's settings (:class:`pinbench.measure.settings.JobSettings`, as JSON);
 the job (:class:`pinbench.measure.job.Job`) adds the placements, read from the placement
-files. A file of a version this pinbench cannot read stops it with one line (status 2).
+files. The runs start in the job's scratch folder under ``--campaign-root``
+(:meth:`pinbench.results.layout.Layout.scratch`), unless the benchmark names a ``cwd``. A
+file of a version this pinbench cannot read stops it with one line (status 2).
 This process imports only what measuring needs: no placement algorithm, no statistics.
 
 Stopping, each in one line: SIGINT, SIGTERM or SIGHUP, or the workflow's process gone
@@ -32,6 +34,7 @@ from pinbench.measure.progress import Campaign, parse_cell
 from pinbench.measure.settings import JobSettings
 from pinbench.measure.system import process_age_s
 from pinbench.results import formats
+from pinbench.results.layout import Layout
 from pinbench.results.placements import read_placement
 
 
@@ -69,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep each run's output (compressed) in this folder")
     parser.add_argument("--explained", nargs=2, type=Path, metavar=("JOURNAL", "TABLE"),
                         help="journal and table of the explained runs (spec's explain)")
-    parser.add_argument("--campaign-root", help="the campaign's results folder; with --cells, "
-                        "the progress lines estimate the time left of the campaign")
+    parser.add_argument("--campaign-root", help="the campaign's results folder: the runs start "
+                        "in the job's scratch folder there unless the benchmark names a cwd; "
+                        "with --cells, the progress lines estimate the time left of the campaign")
     parser.add_argument("--cells", nargs="*", default=[], metavar="MACHINE/BENCH/N",
                         help="every measurement job of the campaign")
     parser.add_argument("--account", type=Path, help="write where this process's time went "
@@ -118,8 +122,11 @@ def _measure(args: argparse.Namespace, say, startup_s: float | None) -> None:
     campaign = Campaign(args.campaign_root, [parse_cell(c) for c in args.cells]) \
         if args.campaign_root else None
     account = {"startup_s": startup_s, **new_account()}
-    job = Job.of(JobSettings.from_json(json.loads(args.spec)),
-                 map(read_placement, args.placements))
+    settings = JobSettings.from_json(json.loads(args.spec))
+    scratch = Layout(args.campaign_root).scratch(settings.machine, settings.benchmark,
+                                                  settings.threads) if args.campaign_root else None
+    job = Job.of(settings, map(read_placement, args.placements),
+                 scratch and os.path.abspath(scratch))
     run_job(job, args.journal, args.out, args.lock, say, args.outputs,
             tuple(args.explained) if args.explained else None, campaign, account)
     if args.account:

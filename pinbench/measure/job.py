@@ -56,17 +56,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench.measure import explain as explaining, interrupt, outputs as kept_outputs, verify
+from pinbench.measure import workdir
 from pinbench.measure.journal import Journal, described
 from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
 from pinbench.measure.progress import Campaign, Progress
-from pinbench.measure.settings import JobSettings, located, metric_regex
-from pinbench.measure.spawn import RunResult, base_environment, prepare, run_once
+from pinbench.measure.settings import (LAUNCHED, OPENMP, JobSettings, located, metric_regex,
+                                       portable)
+from pinbench.measure.spawn import RunResult, base_environment, executable, prepare, run_once
 from pinbench.measure.stopping import precise_enough, rounds_order
 from pinbench.measure.system import wait_until_quiet
 from pinbench.results import formats
 from pinbench.results.placements import Placement, omp_places
-from pinbench.results.runs import RunRecord, write_runs
+from pinbench.results.runs import MISMATCH, RunRecord, write_runs
 from pinbench.seeding import derive_seed
 
 
@@ -75,14 +77,34 @@ class Job(JobSettings):
     """One measurement job: the workflow's settings and each strategy's placement."""
 
     placements: dict[str, Placement]  #: strategy -> its placement, in the campaign's order
+    #: the job's scratch folder (:mod:`pinbench.measure.workdir`), where its runs start when
+    #: the benchmark names no ``cwd``; None: they start in this process's folder
+    scratch: str | None = None
 
     @classmethod
-    def of(cls, settings: JobSettings, placements: Iterable[Placement]) -> Job:
+    def of(cls, settings: JobSettings, placements: Iterable[Placement],
+           scratch: str | None = None) -> Job:
         """The job of ``settings`` with the placement of each of its strategies (KeyError:
-        a strategy without one)."""
+        a strategy without one) and its ``scratch`` folder."""
         found = {placement.strategy: placement for placement in placements}
         return cls(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)},
-                   placements={strategy: found[strategy] for strategy in settings.strategies})
+                   placements={strategy: found[strategy] for strategy in settings.strategies},
+                   scratch=scratch)
+
+    @property
+    def in_scratch(self) -> bool:
+        """Whether the runs start in the job's scratch folder."""
+        return self.cwd is None and self.scratch is not None
+
+    def request(self, argv: list[str], env: dict[str, str]) -> bytes:
+        """The launcher's request of a run of ``argv`` in ``env``: in the benchmark's ``cwd``
+        or the job's scratch folder (there with the project's relative paths made absolute:
+        :func:`pinbench.measure.workdir.project_paths`), its wrapper's processes looked at
+        with ``verify: openmp``."""
+        if self.in_scratch:
+            argv = workdir.project_paths(argv)
+        return prepare(argv, env, self.timeout_s, self.cwd or self.scratch or "",
+                       self.verify == OPENMP)
 
     @property
     def binary_path(self) -> str:
@@ -116,7 +138,10 @@ class Job(JobSettings):
             "command": {"argv": self.located(self.argv), "env": self.env,
                         "validate": self.validate, "time_regex": self.time_regex,
                         "timeout_s": self.timeout_s, "exit_status": sorted(self.exit_status),
-                        "metrics": self.metrics},
+                        "metrics": self.metrics,
+                        # where the runs start and whose binding is verified: only when set
+                        **({"cwd": portable(self.cwd)} if self.cwd is not None else {}),
+                        **({"verify": self.verify} if self.verify != LAUNCHED else {})},
             "plan": {"machine": self.machine, "benchmark": self.benchmark,
                      "threads": self.threads, "repetitions": self.repetitions,
                      "seed": self.seed, "order": self.order, "same_as": self.same_as,
@@ -189,7 +214,8 @@ def run_environment(job: Job, pus: list[int] | None,
     runtime's own ``policy``, else thread i on ``pus[i]``)."""
     env = base_environment() | job.env
     env.update(OMP_NUM_THREADS=str(job.threads), OMP_DISPLAY_AFFINITY="TRUE",
-               OMP_AFFINITY_FORMAT=verify.AFFINITY_FORMAT)
+               OMP_AFFINITY_FORMAT=verify.PROCESS_FORMAT if job.verify == OPENMP
+               else verify.AFFINITY_FORMAT)
     if policy is not None:
         env.update(policy)
     elif pus is not None:
@@ -205,7 +231,7 @@ def prepared_run(job: Job, pus: list[int] | None,
     found = job.prepared.get(key)
     if found is None:
         env = run_environment(job, pus, policy)
-        found = job.prepared[key] = (env, prepare(job.argv, env, job.timeout_s))
+        found = job.prepared[key] = (env, job.request(job.argv, env))
     return found
 
 
@@ -360,7 +386,10 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
     load_1m = os.getloadavg()[0]
     gov = governor(pus)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
-    result = run_once(job.argv, env, job.timeout_s, launcher, request)
+    if job.in_scratch:  # each run starts in an empty folder
+        workdir.empty(job.scratch)
+    result = run_once(job.argv, env, job.timeout_s, launcher,
+                      request if request is not None else job.request(job.argv, env))
     failure, validated, time_s, source, resolution = judge(job, result)
     if outputs is not None:
         outputs.keep(strategy, repetition, result.exit_status, result.stdout, result.stderr)
@@ -369,12 +398,7 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
         failure = (f"metric regex {metric_regex(job.metrics[missing[0]])[0]!r} ({missing[0]}) "
                    "found no finite number in the output")
     _say_uncounted(result.uncounted)
-    observed = verify.observed_binding(result.stdout + "\n" + result.stderr)
-    # libgomp reports no one-thread team: ask the kernel; and where the bound threads ran
-    if job.threads == 1 or (pus is not None and 0 in observed):
-        observed = verify.with_initial_thread(observed, result.exit_cpus)
-    if pus is not None:
-        observed = verify.with_threads(observed, result.thread_cpus, result.pid, job.threads)
+    observed = verify.run_binding(result, job.threads, pus is not None, job.verify)
     messages = [line for line in result.stderr.splitlines()
                 if line.strip() and not line.startswith(verify.TOKEN)]
     if failure and messages:
@@ -446,13 +470,24 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                                        journal.runs)
                   if outputs is not None else contextlib.nullcontext()) as kept, \
                     _ExplainedRuns(job, explained, journal.fingerprint, launcher, label,
-                                   say) as extra:
+                                   say) as extra, \
+                    workdir.scratch(job.scratch) if job.in_scratch else contextlib.nullcontext():
                 records = _run_journaled(job, journal, launcher,
                                          journal.header.get("merged", True), kept, label, say,
                                          extra, campaign, account)
         write_runs(records, out)
     say(f"{label} {failure_summary(records)}")
+    if checked_a_wrapper(job, records):
+        say(f"{label} {job.argv[0]} runs no OpenMP itself (a wrapper?): the binding checked is "
+            "its own; `verify: openmp` on the benchmark checks the OpenMP programs it starts")
     return records
+
+
+def checked_a_wrapper(job: Job, records: list[RunRecord]) -> bool:
+    """Whether runs were a mismatch because the process checked runs no OpenMP: the run
+    command starts a wrapper, and the benchmark does not say ``verify: openmp``."""
+    return job.verify == LAUNCHED and any(r.verification == MISMATCH for r in records) \
+        and not verify.runs_openmp(executable(job.argv[0], base_environment() | job.env))
 
 
 def new_account() -> dict:

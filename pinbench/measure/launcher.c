@@ -33,7 +33,12 @@
  * (every second at most) at the CPUs each of its threads may run on (sched_getaffinity of each
  * task in /proc/PID/task): the union of what each thread was seen on, once it had run RAN_NS,
  * comes back with the reply, so that a program that moves its own threads (sched_setaffinity)
- * is caught.
+ * is caught; for a process's initial thread, what the last such look saw (its CPUs before
+ * its runtime binds it are its parent's). A request for descendants makes each look cover
+ * every process below the program too (found in /proc by their parents), and note which
+ * executable each runs: a program run through a wrapper (a shell script, `perf stat`) is a
+ * child or a grandchild of the process started, and the caller checks the processes that
+ * run OpenMP.
  *
  * Counters (perf_event_open): before each run (outside the timed span) the launcher opens,
  * on itself, one event per counter of COUNTERS, disabled, enabled on exec and inherited. The
@@ -64,20 +69,28 @@
  * share: pinbench.measure.system.shortest_share_s) the first sample is sent twice instead.
  *
  * Request: an 8-byte little-endian length, then that many bytes of NUL-terminated fields:
- *   timeout_ns, output_limit, executable path, argc, argv[0..argc), envc, env[0..envc).
+ *   timeout_ns, output_limit, descendants (0 or 1), cwd ("": the launcher's), executable
+ *   path, argc, argv[0..argc), envc, env[0..envc).
  * Reply, one line of space-separated fields:
  *   wall_ns user_us sys_us maxrss_kb wait_status timed_out errno
  *   busy_before total_before busy_after total_after own_cpu_us exit_cpus
- *   pid leftover stdout_total stderr_total stdout_bytes stderr_bytes threads_bytes counters
+ *   pid leftover stdout_total stderr_total stdout_bytes stderr_bytes threads_bytes
+ *   processes_bytes counters
  * then the last stdout_bytes (at most output_limit) of what the program wrote to stdout,
- * the last stderr_bytes of its stderr, and threads_bytes of the threads' CPUs seen while it
- * ran ("tid=cpus;tid=cpus"). errno is not 0 when the program could not be started
+ * the last stderr_bytes of its stderr, threads_bytes of the threads' CPUs seen while it
+ * ran ("pid:tid=cpus;pid:tid=cpus", pid the task's process), and processes_bytes of the
+ * executables of the processes looked at with descendants ("pid\0exe\0..."; none without).
+ * errno is not 0 when the program could not be started (negative: its folder could not be
+ * entered)
  * (wait_status is then 0 and the times are 0); exit_cpus is "-" when unknown (timeout, or
  * the kernel did not say); leftover is the number of processes the program left running,
  * killed; stdout_total and stderr_total are the bytes the program wrote to each; counters is
  * "name=count,..." for the counters counted (scaled by enabled over running time when the
  * kernel multiplexed them; "name=?" when never scheduled), then "name=!errno,..." for those the
  * kernel refused to open, "-" when there is none of either.
+ *
+ * The program starts in the folder the request names: the launcher moves there before the
+ * clone (outside the timed span), and back to its own folder for a request that names none.
  *
  * Usage: pinbench-launcher PARENT_PID SHORTEST_SHARE_NS [EXIT_READ_DELAY_US]
  * (the delay, for tests only, sleeps after the read of the exited program's CPUs, to show
@@ -261,6 +274,8 @@ static void on_stop(int sig) { stop_signal = sig; }
 
 struct child {
     const char *path;
+    const char *cwd; /* the folder the program starts in; "" for the launcher's */
+    int home;        /* the launcher's own folder (open) */
     char **argv;
     char **envp;
     int in_fd, out_fd, err_fd;
@@ -397,7 +412,9 @@ static void exit_cpus(pid_t pid, struct cpu_mask *m, char *out, size_t size)
 /* The CPUs each thread of the running program was seen allowed on: one entry per task. */
 struct threads {
     pid_t *tids;
-    cpu_set_t **cpus; /* the union of the sets seen once the task had run RAN_NS */
+    pid_t *owners;    /* the process of each task (its thread group) */
+    cpu_set_t **cpus; /* the union of the sets seen once the task had run RAN_NS; for a
+                         process's initial thread, the set seen at the last such look */
     int count, capacity;
 };
 
@@ -422,7 +439,9 @@ static long long task_ran_ns(pid_t pid, pid_t tid)
  * yet run RAN_NS are not added: a thread just created has its creator's CPUs until it is
  * bound (by glibc's pthread_create after the clone, or by itself as it starts: LLVM's
  * libomp), and on a busy machine it may wait past a look before it runs; a thread the
- * program moves runs on where it was moved. */
+ * program moves runs on where it was moved. A process's initial thread keeps the set of the
+ * last look instead: the process's CPUs before its runtime binds it (at its start, or at its
+ * first parallel region) are its parent's, and the last look stands for its CPUs at exit. */
 static void sample_threads(pid_t pid, struct cpu_mask *m, struct threads *t)
 {
     char path[64];
@@ -445,10 +464,13 @@ static void sample_threads(pid_t pid, struct cpu_mask *m, struct threads *t)
                 pid_t *tids = realloc(t->tids, sizeof *tids * (size_t)capacity);
                 if (tids)
                     t->tids = tids;
+                pid_t *owners = realloc(t->owners, sizeof *owners * (size_t)capacity);
+                if (owners)
+                    t->owners = owners;
                 cpu_set_t **cpus = realloc(t->cpus, sizeof *cpus * (size_t)capacity);
                 if (cpus)
                     t->cpus = cpus;
-                if (!tids || !cpus)
+                if (!tids || !owners || !cpus)
                     break;
                 for (int k = t->capacity; k < capacity; k++)
                     t->cpus[k] = NULL;
@@ -458,10 +480,13 @@ static void sample_threads(pid_t pid, struct cpu_mask *m, struct threads *t)
                 break;
             CPU_ZERO_S(m->size, t->cpus[i]);
             t->tids[i] = tid;
+            t->owners[i] = pid;
             t->count++;
         }
         if (ran >= 0 && ran < RAN_NS)
             continue;
+        if (tid == pid)
+            CPU_ZERO_S(m->size, t->cpus[i]);
         CPU_OR_S(m->size, t->cpus[i], t->cpus[i], m->set);
     }
     closedir(dir);
@@ -481,7 +506,8 @@ static size_t threads_text(const struct threads *t, const struct cpu_mask *m, ch
             *buf = grown;
             *capacity = need;
         }
-        int n = snprintf(*buf + len, *capacity - len, "%s%d=", len ? ";" : "", (int)t->tids[i]);
+        int n = snprintf(*buf + len, *capacity - len, "%s%d:%d=", len ? ";" : "",
+                         (int)t->owners[i], (int)t->tids[i]);
         int cpus = cpu_list(t->cpus[i], m, *buf + len + n, *capacity - len - (size_t)n);
         if (cpus < 0)
             return len;
@@ -509,7 +535,7 @@ static void free_output(int fd, int64_t keep, int64_t *punched)
  * /proc cannot be read. */
 struct process {
     pid_t pid, parent;
-    int zombie, ours; /* ours: a descendant of this launcher, found and killed */
+    int zombie, ours; /* ours: below the process asked of mark_below */
 };
 
 static int list_processes(struct process **list, int *capacity)
@@ -552,6 +578,23 @@ static int list_processes(struct process **list, int *capacity)
     return n;
 }
 
+/* Marks (ours) every process of list below root: its children, theirs, and so on. */
+static void mark_below(struct process *list, int n, pid_t root)
+{
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (int i = 0; i < n; i++) {
+            if (list[i].ours)
+                continue;
+            int ours = list[i].parent == root;
+            for (int k = 0; !ours && k < n; k++)
+                ours = list[k].ours && list[k].pid == list[i].parent;
+            if (ours)
+                list[i].ours = grew = 1;
+        }
+    }
+}
+
 /* Kills every descendant of this launcher (all are what runs left: the launcher starts one
  * program at a time and reaps it first) and the process group `group`, reaps them, and
  * returns how many were still running; 0 at once when there is none (ECHILD). */
@@ -576,33 +619,119 @@ static int kill_leftovers(pid_t group)
             return running;
         }
         int n = list_processes(&list, &capacity);
-        pid_t self = getpid();
-        /* descendants: grown from this launcher's children until no more are found */
-        for (int grew = 1; grew;) {
-            grew = 0;
-            for (int i = 0; i < n; i++) {
-                if (list[i].ours)
-                    continue;
-                int ours = list[i].parent == self;
-                for (int k = 0; !ours && k < n; k++)
-                    ours = list[k].ours && list[k].pid == list[i].parent;
-                if (!ours)
-                    continue;
-                kill(list[i].pid, SIGKILL);
-                int known = 0;
-                for (int k = 0; k < seen_count && !known; k++)
-                    known = seen[k] == list[i].pid;
-                if (!known && !list[i].zombie) {
-                    running++;
-                    if (seen_count < (int)(sizeof seen / sizeof *seen))
-                        seen[seen_count++] = list[i].pid;
-                }
-                list[i].ours = grew = 1;
+        mark_below(list, n, getpid());
+        for (int i = 0; i < n; i++) {
+            if (!list[i].ours)
+                continue;
+            kill(list[i].pid, SIGKILL);
+            int known = 0;
+            for (int k = 0; k < seen_count && !known; k++)
+                known = seen[k] == list[i].pid;
+            if (!known && !list[i].zombie) {
+                running++;
+                if (seen_count < (int)(sizeof seen / sizeof *seen))
+                    seen[seen_count++] = list[i].pid;
             }
         }
         kill(-group, SIGKILL); /* and any of its group /proc did not list in time */
         usleep(1000);
     }
+}
+
+/* The processes of a run seen by the looks below the program (descendants mode), each with
+ * the executable it ran at the last look (a process that execs runs another). */
+struct processes {
+    pid_t *pids;
+    char **exes;
+    int count, capacity;
+};
+
+/* Notes the executable process pid runs now (its /proc/PID/exe). */
+static void note_exe(pid_t pid, struct processes *p)
+{
+    char path[64], exe[4096];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    ssize_t len = readlink(path, exe, sizeof exe - 1);
+    if (len <= 0)
+        return;
+    exe[len] = 0;
+    int i = 0;
+    while (i < p->count && p->pids[i] != pid)
+        i++;
+    if (i == p->count) {
+        if (p->count == p->capacity) {
+            int capacity = p->capacity ? 2 * p->capacity : 16;
+            pid_t *pids = realloc(p->pids, sizeof *pids * (size_t)capacity);
+            if (pids)
+                p->pids = pids;
+            char **exes = realloc(p->exes, sizeof *exes * (size_t)capacity);
+            if (exes)
+                p->exes = exes;
+            if (!pids || !exes)
+                return;
+            p->capacity = capacity;
+        }
+        p->pids[i] = pid;
+        p->exes[i] = NULL;
+        p->count++;
+    }
+    if (!p->exes[i] || strcmp(p->exes[i], exe) != 0) {
+        free(p->exes[i]);
+        p->exes[i] = strdup(exe);
+    }
+}
+
+/* Forgets the processes of the last run. */
+static void processes_clear(struct processes *p)
+{
+    for (int i = 0; i < p->count; i++)
+        free(p->exes[i]);
+    p->count = 0;
+}
+
+/* One look at the threads of the running program pid (see the top); with `descendants`, at
+ * those of every process below it too (found in /proc by their parents), noting which
+ * executable each process runs. */
+static void look_at_threads(pid_t pid, int descendants, struct cpu_mask *m, struct threads *t,
+                            struct processes *p)
+{
+    static struct process *list;
+    static int capacity;
+    sample_threads(pid, m, t);
+    if (!descendants)
+        return;
+    note_exe(pid, p);
+    int n = list_processes(&list, &capacity);
+    mark_below(list, n, pid);
+    for (int i = 0; i < n; i++)
+        if (list[i].ours && !list[i].zombie) {
+            sample_threads(list[i].pid, m, t);
+            note_exe(list[i].pid, p);
+        }
+}
+
+/* The processes as "pid\0exe\0" pairs in buf (grown as needed); its length. */
+static size_t processes_text(const struct processes *p, char **buf, size_t *capacity)
+{
+    size_t len = 0;
+    for (int i = 0; i < p->count; i++) {
+        if (!p->exes[i])
+            continue;
+        size_t need = len + 16 + strlen(p->exes[i]) + 1;
+        if (need > *capacity) {
+            char *grown = realloc(*buf, need);
+            if (!grown)
+                return len;
+            *buf = grown;
+            *capacity = need;
+        }
+        int n = snprintf(*buf + len, *capacity - len, "%d", (int)p->pids[i]);
+        len += (size_t)n + 1; /* the NUL snprintf wrote */
+        size_t exe = strlen(p->exes[i]) + 1;
+        memcpy(*buf + len, p->exes[i], exe);
+        len += exe;
+    }
+    return len;
 }
 
 struct outcome {
@@ -625,14 +754,40 @@ static void stop_run(pid_t pid)
     exit(128 + stop_signal);
 }
 
+/* Moves the launcher to the folder `cwd` ("": its own, `home`), unless it is there already
+ * (the last run's); -1 and errno when it cannot. */
+static int move_to(const char *cwd, int home)
+{
+    static char *here; /* where the last run started; NULL: home */
+    if (here ? strcmp(here, cwd) == 0 : !cwd[0])
+        return 0;
+    free(here);
+    here = NULL;
+    if (!cwd[0])
+        return fchdir(home);
+    if (chdir(cwd) != 0) {
+        int error = errno;
+        if (fchdir(home) != 0)
+            exit(1);
+        errno = error;
+        return -1;
+    }
+    here = strdup(cwd);
+    return 0;
+}
+
 /* Starts the program, waits for it (killing its process group after timeout_ns; looking at
  * its output and threads meanwhile, see the top), reads its CPUs at exit, reaps it and
  * kills what it left. The clock runs from the clone to the exit, and again around the
  * reaping. */
 static void run_program(struct child *c, int64_t timeout_ns, int64_t output_limit, long delay_us,
-                        struct cpu_mask *mask, int out_fd, int err_fd, struct threads *threads,
-                        struct outcome *o)
+                        int descendants, struct cpu_mask *mask, int out_fd, int err_fd,
+                        struct threads *threads, struct processes *processes, struct outcome *o)
 {
+    if (move_to(c->cwd, c->home) != 0) {
+        o->error = -errno; /* negative: the folder, not the program */
+        return;
+    }
     struct timespec first = span(timeout_ns < FIRST_LOOK_NS ? timeout_ns : FIRST_LOOK_NS);
     int64_t start = now_ns();
     pid_t pid = clone(child_main, child_stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
@@ -668,7 +823,7 @@ static void run_program(struct child *c, int64_t timeout_ns, int64_t output_limi
                 next_look = now + look_gap;
             }
             if (polled == 0 && now >= next_sample) {
-                sample_threads(pid, mask, threads);
+                look_at_threads(pid, descendants, mask, threads, processes);
                 sample_gap = sample_gap * 2 < SAMPLE_NS ? sample_gap * 2 : SAMPLE_NS;
                 next_sample = now + sample_gap;
             }
@@ -810,17 +965,21 @@ int main(int argc, char **argv)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL); /* the programs start with no signal blocked */
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int stat_fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
     int out_fd = memfd_create("pinbench-stdout", MFD_CLOEXEC);
     int err_fd = memfd_create("pinbench-stderr", MFD_CLOEXEC);
     struct cpu_mask mask;
-    if (devnull < 0 || stat_fd < 0 || out_fd < 0 || err_fd < 0 || cpu_mask_init(&mask) != 0) {
-        perror("pinbench-launcher: /dev/null, /proc/stat, memfd_create or sched_getaffinity");
+    if (devnull < 0 || home < 0 || stat_fd < 0 || out_fd < 0 || err_fd < 0 ||
+        cpu_mask_init(&mask) != 0) {
+        perror("pinbench-launcher: /dev/null, its folder, /proc/stat, memfd_create or "
+               "sched_getaffinity");
         return 1;
     }
-    char *out_buf = NULL, *err_buf = NULL, *threads_buf = NULL;
-    size_t out_capacity = 0, err_capacity = 0, threads_capacity = 0;
+    char *out_buf = NULL, *err_buf = NULL, *threads_buf = NULL, *processes_buf = NULL;
+    size_t out_capacity = 0, err_capacity = 0, threads_capacity = 0, processes_capacity = 0;
     struct threads threads = {0};
+    struct processes processes = {0};
     /* stdin and stdout are the pipes to the measuring process: the programs get their own */
     fcntl(0, F_SETFD, FD_CLOEXEC);
     fcntl(1, F_SETFD, FD_CLOEXEC);
@@ -849,22 +1008,24 @@ int main(int argc, char **argv)
         if (read_exact(0, data, size) != 0)
             return stop_signal ? 128 + stop_signal : 0;
         long n = split(data, size, fields, max_fields);
-        long argc_run = n >= 4 ? atol(fields[3]) : -1;
-        long envc_at = 4 + argc_run;
-        if (argc_run < 1 || envc_at >= n || 5 + argc_run + atol(fields[envc_at]) != n) {
+        long argc_run = n >= 6 ? atol(fields[5]) : -1;
+        long envc_at = 6 + argc_run;
+        if (argc_run < 1 || envc_at >= n || 7 + argc_run + atol(fields[envc_at]) != n) {
             fprintf(stderr, "pinbench-launcher: malformed request\n");
             return 1;
         }
         int64_t timeout_ns = atoll(fields[0]), output_limit = atoll(fields[1]);
+        int descendants = atoi(fields[2]);
         /* argv and env: the pointers are shifted down to make room for their NULL ends */
-        char **run_argv = fields + 3, **run_env = fields + envc_at;
+        char **run_argv = fields + 5, **run_env = fields + envc_at;
         memmove(run_argv, run_argv + 1, sizeof *fields * (size_t)argc_run);
         run_argv[argc_run] = NULL;
         long envc = atol(fields[envc_at]);
         memmove(run_env, run_env + 1, sizeof *fields * (size_t)envc);
         run_env[envc] = NULL;
 
-        struct child c = {.path = fields[2], .argv = run_argv, .envp = run_env,
+        struct child c = {.path = fields[4], .cwd = fields[3], .home = home,
+                          .argv = run_argv, .envp = run_env,
                           .in_fd = devnull, .out_fd = out_fd, .err_fd = err_fd,
                           .launcher = getpid(), .error = 0};
         struct outcome o = {0};
@@ -876,8 +1037,10 @@ int main(int argc, char **argv)
         cpu_times(stat_fd, &busy0, &total0);
         int64_t own0 = own_cpu_us();
         threads.count = 0;
+        processes_clear(&processes);
         counters_open();
-        run_program(&c, timeout_ns, output_limit, delay_us, &mask, out_fd, err_fd, &threads, &o);
+        run_program(&c, timeout_ns, output_limit, delay_us, descendants, &mask, out_fd, err_fd,
+                    &threads, &processes, &o);
         busy1 = busy0, total1 = total0;
         int64_t own1 = own0; /* no share of a run too short for one: no need to ask */
         if (o.wall_ns >= shortest_share_ns) {
@@ -888,23 +1051,25 @@ int main(int argc, char **argv)
         off_t out_total = tail(out_fd, output_limit, &out_buf, &out_capacity, &out_size);
         off_t err_total = tail(err_fd, output_limit, &err_buf, &err_capacity, &err_size);
         size_t threads_size = threads_text(&threads, &mask, &threads_buf, &threads_capacity);
+        size_t processes_size = processes_text(&processes, &processes_buf, &processes_capacity);
 
         char counted[N_COUNTERS * 64];
         counters_text(counted, sizeof counted);
         char reply[sizeof o.cpus + sizeof counted + 256];
         int len = snprintf(reply, sizeof reply,
                            "%lld %lld %lld %ld %d %d %d %lld %lld %lld %lld %lld %s %d %d %lld "
-                           "%lld %zu %zu %zu %s\n",
+                           "%lld %zu %zu %zu %zu %s\n",
                            (long long)o.wall_ns, (long long)tv_us(o.usage.ru_utime),
                            (long long)tv_us(o.usage.ru_stime), o.usage.ru_maxrss, o.status,
                            o.timed_out, o.error, (long long)busy0, (long long)total0,
                            (long long)busy1, (long long)total1, (long long)(own1 - own0),
                            o.cpus[0] ? o.cpus : "-", (int)o.pid, o.leftover,
                            (long long)out_total, (long long)err_total, out_size, err_size,
-                           threads_size, counted);
+                           threads_size, processes_size, counted);
         write_all(1, reply, (size_t)len);
         write_all(1, out_buf, out_size);
         write_all(1, err_buf, err_size);
         write_all(1, threads_buf, threads_size);
+        write_all(1, processes_buf, processes_size);
     }
 }

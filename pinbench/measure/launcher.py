@@ -42,7 +42,7 @@ from pinbench.measure.system import shortest_share_s
 #: Version of the way runs are timed, written in new journals' headers.
 TIMER = "c-launcher-1"
 #: Fields of the launcher's reply line (see launcher.c).
-REPLY_FIELDS = 21
+REPLY_FIELDS = 22
 #: How long past a run's timeout the measuring process waits for the launcher's reply.
 GRACE_S = 10.0
 
@@ -57,10 +57,11 @@ class LauncherLost(LauncherError):
 
 
 def request(path: str, argv: list[str], env: dict[str, str], timeout_s: float,
-            output_limit: int) -> bytes:
+            output_limit: int, cwd: str = "", descendants: bool = False) -> bytes:
     """The launcher's request to run ``argv`` (executable ``path``) with exactly ``env``
     (see :meth:`Launcher.run`): its length, then NUL-terminated fields."""
-    fields = [b"%d" % max(1, int(timeout_s * 1e9)), b"%d" % output_limit, os.fsencode(path),
+    fields = [b"%d" % max(1, int(timeout_s * 1e9)), b"%d" % output_limit,
+              b"%d" % descendants, os.fsencode(cwd), os.fsencode(path),
               b"%d" % len(argv), *map(os.fsencode, argv), b"%d" % len(env),
               *(os.fsencode(f"{name}={value}") for name, value in env.items())]
     payload = b"\0".join(fields) + b"\0"
@@ -77,7 +78,7 @@ class Reply:
     max_rss_kb: int
     wait_status: int
     timed_out: bool
-    error: int  #: errno when the program could not start, else 0
+    error: int  #: errno when the program could not start (negative: its folder), else 0
     busy_before: int
     total_before: int
     busy_after: int
@@ -89,13 +90,17 @@ class Reply:
     output_bytes: int  #: all the program wrote to stdout and stderr
     stdout: str  #: the end of what the program wrote to stdout (at most ``output_limit``)
     stderr: str
-    #: the CPUs each thread (task id) was seen allowed on while the program ran, as the
-    #: kernel lists them (``"0-3"``); {} for a run too short to be looked at
-    threads: dict[int, str]
+    #: process id -> the CPUs each of its threads (task id) was seen allowed on while the
+    #: program ran, as the kernel lists them (``"0-3"``; an initial thread's: at the last
+    #: look); {} for a run too short to be looked at
+    threads: dict[int, dict[int, str]]
     #: the program's counters (perf_event_open), name -> count (None: never scheduled)
     counters: dict[str, float | None] = field(default_factory=dict)
     #: the counters the kernel would not count, name -> why
     uncounted: dict[str, str] = field(default_factory=dict)
+    #: process id -> the executable it ran at the last look, for every process of the run
+    #: looked at (only with ``descendants``: :func:`request`)
+    processes: dict[int, str] = field(default_factory=dict)
 
 
 def parse_counters(text: str) -> tuple[dict[str, float | None], dict[str, str]]:
@@ -115,6 +120,30 @@ def parse_counters(text: str) -> tuple[dict[str, float | None], dict[str, str]]:
         else:
             counted[name] = None if value == "?" else float(value)
     return counted, refused
+
+
+def parse_threads(text: str) -> dict[int, dict[int, str]]:
+    """The reply's threads: process id -> task id -> CPUs.
+
+    >>> parse_threads("7:7=0-3;7:9=2;12:12=1")
+    {7: {7: '0-3', 9: '2'}, 12: {12: '1'}}
+    """
+    threads: dict[int, dict[int, str]] = {}
+    for item in text.split(";") if text else []:
+        task, _, cpus = item.partition("=")
+        pid, _, tid = task.partition(":")
+        threads.setdefault(int(pid), {})[int(tid)] = cpus
+    return threads
+
+
+def parse_processes(data: bytes) -> dict[int, str]:
+    r"""The reply's processes: process id -> executable.
+
+    >>> parse_processes(b"7\x00/bin/sh\x009\x00/opt/a b\x00")
+    {7: '/bin/sh', 9: '/opt/a b'}
+    """
+    fields = data.split(b"\0")[:-1]
+    return {int(pid): os.fsdecode(exe) for pid, exe in zip(fields[::2], fields[1::2])}
 
 
 class Launcher:
@@ -157,17 +186,19 @@ class Launcher:
         return self._owner == os.getpid() and self._proc.poll() is None
 
     def run(self, path: str, argv: list[str], env: dict[str, str], timeout_s: float,
-            output_limit: int) -> Reply:
-        """Run ``argv`` (executable ``path``) with exactly ``env``; kill its process group
-        after ``timeout_s``; keep the last ``output_limit`` bytes of its stdout and stderr."""
-        return self.send(request(path, argv, env, timeout_s, output_limit))
+            output_limit: int, cwd: str = "", descendants: bool = False) -> Reply:
+        """Run ``argv`` (executable ``path``) with exactly ``env``, in the folder ``cwd``
+        ("": the launcher's); kill its process group after ``timeout_s``; keep the last
+        ``output_limit`` bytes of its stdout and stderr; ``descendants``: look at the threads
+        of every process below the program too."""
+        return self.send(request(path, argv, env, timeout_s, output_limit, cwd, descendants))
 
     def send(self, message: bytes) -> Reply:
         """Run the program of a :func:`request` (made once, sent for many runs); a launcher
         that died since the last run is replaced first. :class:`LauncherLost` when it dies
         or stops answering during the run; :class:`~pinbench.measure.interrupt.Interrupted`
         when a stop came during it (the launcher killed the run)."""
-        parts, output, sizes = [], b"", (0, 0, 0)
+        parts, output, sizes = [], b"", (0, 0, 0, 0)
         with self._lock:
             if self._proc.poll() is not None:
                 self._proc.stdout.close()
@@ -180,7 +211,7 @@ class Launcher:
                 self._wait(int(message[8:message.index(b"\0", 8)]) / 1e9 + self.grace_s)
                 parts = self._proc.stdout.readline().split()
                 if len(parts) == REPLY_FIELDS:
-                    sizes = int(parts[17]), int(parts[18]), int(parts[19])
+                    sizes = int(parts[17]), int(parts[18]), int(parts[19]), int(parts[20])
                     if any(sizes):
                         output = self._proc.stdout.read(sum(sizes))
             except OSError:
@@ -199,14 +230,15 @@ class Launcher:
         cpus = parts[12].decode()
         pid, leftover, out_total, err_total = map(int, parts[13:17])
         out, err = sizes[0], sizes[0] + sizes[1]
-        threads = dict(item.split("=") for item in output[err:].decode().split(";") if item)
-        counted, refused = parse_counters(parts[20].decode())
+        looked = err + sizes[2]
+        counted, refused = parse_counters(parts[21].decode())
         return Reply(wall / 1e9, user / 1e6, system / 1e6, rss, status, bool(timed_out), error,
                      busy0, total0, busy1, total1, own / 1e6, "" if cpus == "-" else cpus,
                      pid, leftover, out_total + err_total,
                      output[:out].decode("utf-8", "replace") if out else "",
                      output[out:err].decode("utf-8", "replace") if err > out else "",
-                     {int(tid): cpus for tid, cpus in threads.items()}, counted, refused)
+                     parse_threads(output[err:looked].decode()), counted, refused,
+                     parse_processes(output[looked:]))
 
     def _wait(self, limit_s: float) -> None:
         """Wait for the reply, at most ``limit_s``; a stop meanwhile ends the run and raises

@@ -15,6 +15,13 @@ from dataclasses import dataclass, field
 
 #: The default quiet policy: others may use 10% of the CPUs; wait at most 10 s for less.
 QUIET = {"threshold": 0.10, "max_wait_s": 10.0}
+#: Whose binding is verified (a benchmark's ``verify``): the process the run command starts
+#: (the default), or the processes below it that run OpenMP (the command is a wrapper).
+LAUNCHED, OPENMP = "launched", "openmp"
+#: Settings left out of the JSON at their default, so that a campaign that does not set them
+#: makes the text it made before they existed (the measure rule's params: Snakemake would
+#: re-run every measurement job): field -> default.
+OMITTED_AT_DEFAULT = {"cwd": None, "verify": LAUNCHED}
 
 
 def located(argv: list[str] | None, binary: str) -> list[str] | None:
@@ -48,6 +55,19 @@ def metric_regex(setting: Metric) -> tuple[str, bool]:
     if isinstance(setting, str):
         return setting, True
     return setting["regex"], setting.get("required", True)
+
+
+def portable(folder: str | None) -> str | None:
+    """A folder as the same text wherever the project lies: relative to the working directory
+    (the project's results' home) when below it, else as it is.
+
+    >>> import os; portable(os.path.join(os.getcwd(), "data")), portable("/elsewhere/data")
+    ('data', '/elsewhere/data')
+    """
+    if folder is None:
+        return None
+    relative = os.path.relpath(folder)
+    return folder if relative == ".." or relative.startswith("../") else relative
 
 
 @dataclass(frozen=True)
@@ -108,10 +128,16 @@ class JobSettings:
     metrics: dict[str, Metric] = field(default_factory=dict)
     #: explained runs (None: none); not part of the timing fingerprint
     explain: Explain | None = None
+    #: the folder the runs start in (absolute); None: a scratch folder of the job's own
+    cwd: str | None = None
+    #: whose binding is verified: :data:`LAUNCHED` or :data:`OPENMP`
+    verify: str = LAUNCHED
 
     def to_json(self) -> dict:
-        """The JSON object the measuring process reads (:meth:`from_json`)."""
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(JobSettings)}
+        """The JSON object the measuring process reads (:meth:`from_json`); the settings of
+        :data:`OMITTED_AT_DEFAULT` only when set."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(JobSettings)
+                if OMITTED_AT_DEFAULT.get(f.name, ...) != getattr(self, f.name)}
         return data | {"explain": None if self.explain is None else self.explain.to_json()}
 
     @classmethod

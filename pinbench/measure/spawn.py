@@ -33,7 +33,12 @@ initial thread was last allowed (``sched_getaffinity`` of the zombie: its
 ``Cpus_allowed_list``): nothing runs in the program for it, and that call is left out of
 the wall time. While the program runs, it also looks at the CPUs each of its threads may run
 on (at 10, 20, 40 ms ..., then every second: :attr:`RunResult.thread_cpus`), so that a
-program that moves its own threads with ``sched_setaffinity`` is caught.
+program that moves its own threads with ``sched_setaffinity`` is caught; asked to, at those
+of every process below it too (:attr:`RunResult.executables`: a program run through a
+wrapper, :mod:`pinbench.measure.verify`).
+
+The program starts in the folder the request names (:mod:`pinbench.measure.workdir`), or in
+this process's.
 """
 from __future__ import annotations
 
@@ -83,8 +88,12 @@ class RunResult:
     output_bytes: int = 0
     #: the program's process id: its initial thread's task id (0: it did not start)
     pid: int = 0
-    #: task id -> the CPUs that thread was seen allowed on while the program ran
-    thread_cpus: dict[int, str] = dataclasses.field(default_factory=dict)
+    #: process id -> task id -> the CPUs that thread was seen allowed on while the program
+    #: ran (an initial thread's: at the last look); the program's own process, and with
+    #: ``descendants`` (:func:`prepare`) every process below it
+    thread_cpus: dict[int, dict[int, str]] = dataclasses.field(default_factory=dict)
+    #: process id -> the executable it ran, for every process looked at with ``descendants``
+    executables: dict[int, str] = dataclasses.field(default_factory=dict)
     #: the program's counters from its execve to its exit (perf_event_open: software events,
     #: hardware ones where the machine has them), name -> count (None: never scheduled)
     counters: dict[str, float | None] = dataclasses.field(default_factory=dict)
@@ -104,10 +113,14 @@ def executable(argv0: str, env: dict[str, str]) -> str:
     return argv0
 
 
-def prepare(argv: list[str], env: dict[str, str], timeout_s: float) -> bytes:
+def prepare(argv: list[str], env: dict[str, str], timeout_s: float, cwd: str = "",
+            descendants: bool = False) -> bytes:
     """The launcher's request to run ``argv`` with exactly ``env`` (as :func:`run_once` makes
-    it): made once, it serves every run of the same command (``run_once``'s ``request``)."""
-    return c_launcher.request(executable(argv[0], env), argv, env, timeout_s, OUTPUT_LIMIT)
+    it) in the folder ``cwd`` ("": this process's), looking at the threads of every process
+    below it too with ``descendants``: made once, it serves every run of the same command
+    (``run_once``'s ``request``)."""
+    return c_launcher.request(executable(argv[0], env), argv, env, timeout_s, OUTPUT_LIMIT,
+                              cwd, descendants)
 
 
 def run_once(argv: list[str], env: dict[str, str], timeout_s: float,
@@ -129,7 +142,8 @@ def run_once(argv: list[str], env: dict[str, str], timeout_s: float,
     except c_launcher.LauncherLost as exc:
         return RunResult(0.0, 0.0, 0.0, -9, False, "", "", str(exc))
     if reply.error:
-        error = OSError(reply.error, os.strerror(reply.error), argv[0])
+        error = OSError(reply.error, os.strerror(reply.error), argv[0]) if reply.error > 0 \
+            else f"cannot enter the folder it starts in ({os.strerror(-reply.error)})"
         return RunResult(0.0, 0.0, 0.0, 127, False, "", "", f"cannot start: {error}")
     others = other_share(CpuTimes(reply.busy_before, reply.total_before),
                          CpuTimes(reply.busy_after, reply.total_after), reply.own_cpu_s)
@@ -138,4 +152,5 @@ def run_once(argv: list[str], env: dict[str, str], timeout_s: float,
                      reply.stdout, reply.stderr, exit_cpus=reply.exit_cpus, other_cpu=others,
                      max_rss_kb=reply.max_rss_kb, leftover=reply.leftover,
                      output_bytes=reply.output_bytes, pid=reply.pid, thread_cpus=reply.threads,
-                     counters=reply.counters, uncounted=reply.uncounted)
+                     executables=reply.processes, counters=reply.counters,
+                     uncounted=reply.uncounted)

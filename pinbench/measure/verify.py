@@ -19,17 +19,38 @@ the launcher's looks at the other threads' CPUs while it runs (:func:`with_threa
 a thread has run 1 ms (a thread just created has its creator's CPUs until it is bound). A
 move of thread 0 undone before it exits, and a move of another thread in a run shorter than
 the first look (10 ms) or undone between two looks, are not seen.
+
+A run command may start the OpenMP program through a wrapper (a shell script that runs it
+and greps its time, ``perf stat``): the process started is then not the one whose binding
+matters. A benchmark with ``verify: openmp`` (:data:`~pinbench.measure.settings.OPENMP`) has
+its runtime print each line with its process id (:data:`PROCESS_FORMAT`), and the launcher
+looks at every process below the one it started (:func:`run_binding`): each process that
+printed lines, or whose executable loads or holds an OpenMP runtime (:func:`runs_openmp`:
+libgomp prints no line at one thread), is checked as a program started directly is, its
+initial thread's CPUs at exit being those of the last look at it (a process the launcher
+did not start is reaped by its parent: its CPUs at exit cannot be asked).
 """
 from __future__ import annotations
 
+import functools
 import re
+from typing import TYPE_CHECKING
 
+from pinbench.measure.settings import LAUNCHED
 from pinbench.results.runs import MISMATCH, MISSING, NOT_BOUND, THREADS, VERIFIED
+
+if TYPE_CHECKING:
+    from pinbench.measure.spawn import RunResult
 
 TOKEN = "pinbench-affinity"
 #: The format given to the runtime: thread number, then its affinity set.
 AFFINITY_FORMAT = f"{TOKEN} %n %A"
-_LINE = re.compile(rf"^{TOKEN} (\d+) ([0-9,\-]+)\s*$", re.MULTILINE)
+#: The format with the process id, for the processes below a wrapper.
+PROCESS_FORMAT = f"{AFFINITY_FORMAT} %P"
+_LINE = re.compile(rf"^{TOKEN} (\d+) ([0-9,\-]+)(?: (\d+))?\s*$", re.MULTILINE)
+#: What an executable that runs OpenMP holds: the name of a runtime it loads (GCC's, LLVM's,
+#: Intel's), or, linked statically, a variable the runtime reads.
+OPENMP_MARKS = (b"libgomp.so", b"libomp.so", b"libiomp5.so", b"OMP_PROC_BIND")
 
 
 def parse_cpu_list(text: str) -> frozenset[int]:
@@ -43,17 +64,37 @@ def parse_cpu_list(text: str) -> frozenset[int]:
     return frozenset(cpus)
 
 
-def observed_binding(output: str) -> dict[int, frozenset[int]]:
-    """Thread number -> set of CPUs, from the runtime's affinity display lines.
+def observed_by_process(output: str) -> dict[int | None, dict[int, frozenset[int]]]:
+    """Process id (None: not printed) -> thread number -> set of CPUs, from the runtime's
+    affinity display lines.
 
     A thread reported twice keeps the union of its sets, so a change of
     binding during the run cannot pass for a correct one.
+
+    >>> observed_by_process("pinbench-affinity 0 1 71\\npinbench-affinity 0 2-3\\n")
+    {71: {0: frozenset({1})}, None: {0: frozenset({2, 3})}}
     """
-    seen: dict[int, frozenset[int]] = {}
+    seen: dict[int | None, dict[int, frozenset[int]]] = {}
     for match in _LINE.finditer(output):
         thread, cpus = int(match.group(1)), parse_cpu_list(match.group(2))
-        seen[thread] = seen.get(thread, frozenset()) | cpus
+        process = seen.setdefault(int(match.group(3)) if match.group(3) else None, {})
+        process[thread] = process.get(thread, frozenset()) | cpus
     return seen
+
+
+def _union(*bindings: dict[int, frozenset[int]]) -> dict[int, frozenset[int]]:
+    """Each thread's CPUs in any of ``bindings``."""
+    seen: dict[int, frozenset[int]] = {}
+    for binding in bindings:
+        for thread, cpus in binding.items():
+            seen[thread] = seen.get(thread, frozenset()) | cpus
+    return seen
+
+
+def observed_binding(output: str) -> dict[int, frozenset[int]]:
+    """Thread number -> set of CPUs, from the runtime's affinity display lines, whichever
+    process printed them (:func:`observed_by_process`)."""
+    return _union(*observed_by_process(output).values())
 
 
 def with_initial_thread(observed: dict[int, frozenset[int]],
@@ -99,6 +140,55 @@ def with_threads(observed: dict[int, frozenset[int]], thread_cpus: dict[int, str
         if number in observed:
             added[number] = observed[number] | parse_cpu_list(thread_cpus[tid])
     return added
+
+
+def process_binding(observed: dict[int, frozenset[int]], exit_cpus: str,
+                    tasks: dict[int, str], pid: int, threads: int,
+                    bound: bool) -> dict[int, frozenset[int]]:
+    """Where the threads of one process ran: what its runtime reported (``observed``), with
+    its initial thread's CPUs at exit (:func:`with_initial_thread`) at one thread (libgomp
+    reports no one-thread team) or when it is ``bound`` and thread 0 reported, and with the
+    looks at its other threads (``tasks``: task id -> CPUs; :func:`with_threads`) when bound."""
+    if threads == 1 or (bound and 0 in observed):
+        observed = with_initial_thread(observed, exit_cpus)
+    if bound:
+        observed = with_threads(observed, tasks, pid, threads)
+    return observed
+
+
+@functools.lru_cache(maxsize=256)
+def runs_openmp(executable: str) -> bool:
+    """Whether an executable loads or holds an OpenMP runtime (:data:`OPENMP_MARKS` in its
+    bytes; an unreadable file: False). Asked once per file and process."""
+    try:
+        with open(executable, "rb") as handle:
+            data = handle.read(64 << 20)
+    except OSError:
+        return False
+    return any(mark in data for mark in OPENMP_MARKS)
+
+
+def run_binding(result: RunResult, threads: int, bound: bool,
+                verify: str = LAUNCHED) -> dict[int, frozenset[int]]:
+    """Where a run's threads ran (:func:`process_binding`): those of the process the launcher
+    started (``verify`` :data:`~pinbench.measure.settings.LAUNCHED`), or those of every
+    process of the run that printed affinity lines or runs OpenMP (:func:`runs_openmp`), each
+    thread number's CPUs in any of them (``openmp``: see the top)."""
+    output = result.stdout + "\n" + result.stderr
+    if verify == LAUNCHED:
+        return process_binding(observed_binding(output), result.exit_cpus,
+                               result.thread_cpus.get(result.pid, {}), result.pid, threads,
+                               bound)
+    by_process = observed_by_process(output)
+    found = {pid for pid in by_process if pid is not None} | {
+        pid for pid, executable in result.executables.items() if runs_openmp(executable)}
+    processes = []
+    for pid in sorted(found):
+        tasks = result.thread_cpus.get(pid, {})
+        at_exit = result.exit_cpus if pid == result.pid else tasks.get(pid, "")
+        processes.append(process_binding(by_process.get(pid, {}), at_exit, tasks, pid,
+                                         threads, bound))
+    return _union(by_process.get(None, {}), *processes)
 
 
 def _cpus(entry: int | list[int]) -> frozenset[int]:

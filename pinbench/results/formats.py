@@ -49,6 +49,8 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pinbench.measure.settings import LAUNCHED
+
 if TYPE_CHECKING:  # the job module imports this one
     from pinbench.measure.job import Job
 
@@ -157,8 +159,9 @@ def migrate_journal_1(header: dict, job: Job | None = None, timing: str | None =
             return header | {"fingerprint": digest([timing, plan]), "explain": plan}
         return header
     current = job.fingerprint()
-    if found == current or sorted(job.exit_status) != [0] or job.metrics:
-        return header  # legacy journals knew no exit statuses or metrics
+    if found == current or sorted(job.exit_status) != [0] or job.metrics or \
+            job.cwd is not None or job.verify != LAUNCHED:
+        return header  # legacy journals knew no exit statuses, metrics, cwd or verify
     for merged in (True, False):
         if found == legacy_fingerprint(job, merged):
             return header | {"fingerprint": current} | ({} if merged else {"merged": False})

@@ -13,6 +13,7 @@
       <machine>/journal/<bench>/t<N>.jsonl.stale-<time>   one set aside (+ .why: what changed)
       <machine>/runs/<bench>/t<N>.csv                     a measurement job's runs table
       <machine>/output/<bench>/t<N>/<fingerprint>/        each run's output, compressed
+      <machine>/scratch/<bench>/t<N>/                     where a job's runs start, while it runs
       <machine>/explained/<bench>/t<N>.jsonl              explained runs (OMPT), apart
       <machine>/explained/<bench>/t<N>.journal.jsonl      their journal
       <machine>/environment.json                          the machine and toolchain
@@ -127,6 +128,11 @@ class Layout:
     def outputs(self, machine: str, bench: str, threads) -> str:
         """The folder of a measurement job's kept run outputs (one subfolder per journal)."""
         return f"{self.root}/{machine}/output/{bench}/t{threads}"
+
+    def scratch(self, machine: str, bench: str, threads) -> str:
+        """The folder a measurement job's runs start in, unless the benchmark names one
+        (:mod:`pinbench.measure.workdir`): there while the job runs."""
+        return f"{self.root}/{machine}/scratch/{bench}/t{threads}"
 
     def runs(self, machine: str, bench: str, threads) -> str:
         """The runs table of one measurement job."""

@@ -385,6 +385,8 @@ def _check_benchmarks(config: dict, root: Path) -> None:
             _check_template(bench["sequential"], RUN_FIELDS | params, f"{where}.sequential")
         if "tree" in bench:
             bench["tree"] = str(root / bench["tree"])
+        if "cwd" in bench:
+            bench["cwd"] = _run_folder(bench["cwd"], root, f"{where}.cwd")
         if "inputs" in bench:
             bench["inputs"] = _input_patterns(bench["inputs"], root, f"{where}.inputs")
         _check_run(config, name, where)
@@ -404,6 +406,15 @@ def _check_file_names(config: dict, name: str, where: str) -> None:
             field = "inputs" if "inputs" in config["benchmarks"][name] else "source"
             raise ConfigError(f"{where}.{field}: the build reads {path!r}, a file name with a "
                               "control character or bytes that are not UTF-8; rename it")
+
+
+def _run_folder(folder: str, root: Path, where: str) -> str:
+    """A benchmark's ``cwd`` as an absolute path (a relative one is read from ``root``); it
+    must be a folder."""
+    path = os.path.normpath(root / folder)  # an absolute path stays as it is
+    if not os.path.isdir(path):
+        raise ConfigError(f"{where}: {folder} is not a folder (the runs start there)")
+    return path
 
 
 def _input_patterns(patterns: list[str], root: Path, where: str) -> list[str]:

@@ -58,7 +58,7 @@ def job_settings(config: dict, machine: str, bench: str, threads: int, binary: s
         strategies=config["strategies"] if strategies is None else strategies,
         same_as=same_as or {}, quiet=config["quiet"],
         stopping=config["stopping"] and config["stopping"] | {"confidence": config["confidence"]},
-        explain=explain)
+        explain=explain, cwd=entry.get("cwd"), verify=entry["verify"])
 
 
 def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,

@@ -22,7 +22,7 @@ import json
 import os
 from pathlib import Path
 
-from pinbench.measure.settings import located
+from pinbench.measure.settings import located, portable
 from pinbench.workflow import campaign, jobsettings, rule_bodies
 
 #: Settings of a measurement job that define no measurement: how it waits for a quiet
@@ -76,5 +76,5 @@ def measure(config: dict, machine: str, bench: str, threads: int, binary: str,
         settings.explain, t1_argv=located(settings.explain.t1_argv, where),
         sequential_argv=located(settings.explain.sequential_argv, where))
     found = dataclasses.replace(settings, argv=located(settings.argv, where), binary="{binary}",
-                                explain=explain).to_json()
+                                explain=explain, cwd=portable(settings.cwd)).to_json()
     return _text({name: value for name, value in found.items() if name not in NOT_MEASURED})
