@@ -191,6 +191,7 @@ def one_size(cells: int, repetitions: int, work: Path, measured_too: bool = True
     """Generate the campaign of ``cells`` cells in ``work``, run each step (without analysis
     and report of the measured campaign unless ``measured_too``), print its line; return
     each step's seconds."""
+    from pinbench.report.html_report import INDEX_BUDGET
     from pinbench.results.layout import Layout
     from pinbench.workflow import accounting
 
@@ -239,13 +240,12 @@ def one_size(cells: int, repetitions: int, work: Path, measured_too: bool = True
     index_bytes, _ = size([results / "report" / "index.html"])
     page_bytes, _ = size([results / "report" / "benchmarks" / "b00000.html",
                           results / "report" / "benchmarks" / "b00000.js"])
-    from pinbench.report.html_report import INDEX_BUDGET
-
     fixed, per_cell = INDEX_BUDGET
+    budget = (fixed + per_cell * cells) / 1e6
     print(f"N={cells}: report {wall:.1f} s, {peak:.0f} MB; {report_bytes / 1e6:.1f} MB in "
           f"{report_files} files; index.html {index_bytes / 1e6:.2f} MB "
-          f"({index_bytes / cells:.0f} bytes per cell; budget {(fixed + per_cell * cells) / 1e6:.2f}"
-          f" MB), a benchmark's page and data {page_bytes / 1e3:.1f} KB "
+          f"({index_bytes / cells:.0f} bytes per cell; budget {budget:.2f} MB), "
+          f"a benchmark's page and data {page_bytes / 1e3:.1f} KB "
           f"({page_bytes / len(THREADS) / 1e3:.1f} KB per cell)", flush=True)
 
     wall, _, out = measured([__file__, "--step", "open", str(work)], work)

@@ -95,17 +95,17 @@ def context(layout: Layout, shared: dict, stats: dict, runs: list[RunRecord],
 
 def build_report(layout: Layout, config: dict, measured: list[str]) -> Path:
     """Render the report into the layout's report folder: the first page, the benchmarks'
-    and machines' pages (those of an earlier build removed), ``report.js``, and the tables
-    and figures as files beside them (:mod:`pinbench.report.export`); return the path of
-    ``index.html``."""
+    and machines' pages (those and the figures of an earlier build removed), ``report.js``,
+    and the tables and figures as files beside them (:mod:`pinbench.report.export`); return
+    the path of ``index.html``."""
     stats = data.read_json(Path(layout.stats("json")), "stats") or {"cells": [], "summary": []}
     runs = data.campaign_runs(layout)
     verdicts = data.verdicts(layout)
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     shared = shared_context(config, generated)
-    folder = Path(layout.report)
-    for kind in REPORT_PAGES:
-        shutil.rmtree(folder / kind, ignore_errors=True)
+    for earlier in [layout.report_figures, *(f"{layout.report}/{kind}" for kind in REPORT_PAGES)]:
+        shutil.rmtree(earlier, ignore_errors=True)
+    Path(layout.report).mkdir(parents=True, exist_ok=True)
     env = page_environment()
     pages = benchmark_pages.write_pages(layout, env, shared, stats["cells"], runs, verdicts)
     machines = machine_pages.machines(layout, config, measured, runs)

@@ -52,7 +52,8 @@ def sidecar_path(matrix_csv: Path | str) -> Path:
     return Path(matrix_csv).with_suffix(".json")
 
 
-#: The report's pages beside its ``index.html``, by kind: one per benchmark, one per machine.
+#: The report's pages beside its ``index.html``, by kind (each in the report's folder of that
+#: name): one per benchmark, one per machine.
 REPORT_PAGES = ("benchmarks", "machines")
 #: The analysis' files (``stats/`` of a campaign; the OUTDIR of ``pinbench analyse``).
 STATS_FILES = {"cells": "cells.csv", "summary": "summary.csv", "tables": "summary.txt",
@@ -230,9 +231,14 @@ class Layout:
         ``fmt`` ``csv`` or ``md``."""
         return f"{self.root}/report/{name}.{fmt}"
 
+    @property
+    def report_figures(self) -> str:
+        """The folder of the report's figures as SVG files."""
+        return f"{self.root}/report/figures"
+
     def report_figure(self, name: str) -> str:
         """A figure of the report as an SVG file."""
-        return f"{self.root}/report/figures/{name}.svg"
+        return f"{self.report_figures}/{name}.svg"
 
     def timing(self, stage: str, machine: str | None = None, bench: str | None = None,
                threads=None) -> str:
