@@ -16,6 +16,7 @@ command -v clang >/dev/null || missing+=(clang)
 command -v g++ >/dev/null || missing+=(g++)
 command -v gfortran >/dev/null || missing+=(gfortran)
 command -v valgrind >/dev/null || missing+=(valgrind)
+command -v cmake >/dev/null || missing+=(cmake)     # the tsan tracer's CMake recipe is tested
 # clang's OpenMP runtime (libomp): a tiny OpenMP program must link
 if command -v clang >/dev/null &&
    ! printf 'int main(void){\n#pragma omp parallel\n;return 0;}\n' |

@@ -114,6 +114,10 @@ DELETE = object()
     (("benchmarks", "spin", "exit_status"), [256], "benchmarks.spin.exit_status.0: 256 is greater"),
     (("benchmarks", "spin", "metrics"), {"rate": "rate: \\S+"},
      "benchmarks.spin.metrics.rate: the regular expression needs a group"),
+    (("benchmarks", "spin", "metrics"), {"rate": {"regex": "rate: \\S+", "required": False}},
+     "benchmarks.spin.metrics.rate.regex: the regular expression needs a group"),
+    (("benchmarks", "spin", "metrics"), {"rate": {"regex": "rate: (\\S+)", "required": "no"}},
+     "benchmarks.spin.metrics.rate.required: 'no' is not of type 'boolean'"),
     (("benchmarks", "spin"), {"build": "make -C {tree} && cp x {output}"},
      "benchmarks.spin.build: unknown placeholder {tree}"),
 ])

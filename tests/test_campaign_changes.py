@@ -255,3 +255,28 @@ def test_a_journal_set_aside_names_the_setting_that_changed(tmp_path, field, val
     assert after.fingerprint() != before.fingerprint()
     assert what_changed(described(before.fingerprint_parts(), before.fingerprint_fields()),
                         described(after.fingerprint_parts(), after.fingerprint_fields())) == changed
+
+
+def test_a_required_metric_written_either_way_keeps_the_journals_of_older_campaigns(tmp_path):
+    """A metric written as its regex, as every campaign wrote it before optional metrics, or as
+    ``{regex: ..., required: true}``: one command, hashed as pinbench hashed it before (the
+    digest below); ``required: false`` is another way of judging a run."""
+    config = copy.deepcopy(CAMPAIGN) | {"explain": None, "tracing": {"when": "never"},
+                                        "repetitions": 10}
+    shutil.copy(DATA / "spin.c", tmp_path / "spin.c")
+    regex = r"checksum: (\d+)"
+
+    def job(metric):
+        config["benchmarks"] = {"spin": CAMPAIGN["benchmarks"]["spin"] | {
+            "source": "spin.c", "metrics": {"sum": metric}}}
+        return _job(config, tmp_path / "spin.c")
+
+    written = [job(regex), job({"regex": regex}), job({"regex": regex, "required": True})]
+    assert {j.fingerprint_parts()["command"] for j in written} == {
+        "c4bf00834f27df85b4be5dfa41a3d2982da68809161c05e37466c3fec3e3f39b"}
+    assert len({j.fingerprint() for j in written}) == 1
+    optional = job({"regex": regex, "required": False})
+    assert what_changed(
+        described(written[0].fingerprint_parts(), written[0].fingerprint_fields()),
+        described(optional.fingerprint_parts(), optional.fingerprint_fields())) == \
+        "command (metrics) changed"

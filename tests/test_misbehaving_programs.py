@@ -57,6 +57,24 @@ def test_a_metric_printed_with_its_thousands_grouped_reads_as_one_number():
     assert json.loads(record.metrics) == {"rate": 839437.0}
 
 
+def test_an_optional_metric_the_output_lacks_records_no_value_and_the_run_stays_ok():
+    """``required: false``: a metric the program may not print (or prints as no number) is
+    left out of the run's metrics (standard JSON, no NaN); a required one still fails it."""
+    optional = {"regex": r"^cache hits: (\S+)$", "required": False}
+    spec = shell_job("echo 'rate: 12.5'; echo 'misses: nan'; echo 'validation: OK'",
+                     metrics={"rate": r"^rate: (\S+)$", "hits": optional,
+                              "misses": {"regex": r"^misses: (\S+)$", "required": False}})
+    record = measure_one(spec, "os", 0, 0)
+    assert record.ok, record.failure
+    assert json.loads(record.metrics) == {"rate": 12.5}
+    json.loads(json.dumps(record.as_row(), allow_nan=False))
+    required = shell_job("echo 'validation: OK'", metrics={"rate": r"^rate: (\S+)$",
+                                                          "hits": optional})
+    record = measure_one(required, "os", 0, 0)
+    assert not record.ok and record.failure == r"metric regex '^rate: (\\S+)$' (rate) found no " \
+        "finite number in the output"
+
+
 def test_processes_a_program_leaves_are_killed_and_fail_its_run(tmp_path):
     """One in the program's group, one in a session of its own (out of the group's reach),
     one that prints the validation line late (a subshell and its sleep): none outlives the

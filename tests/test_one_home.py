@@ -4,7 +4,7 @@ import yaml
 from conftest import run_record
 
 from pinbench.measure.settings import QUIET
-from pinbench.results.placements import Placement, write_placement
+from pinbench.results.placements import Placement, read_placement, write_placement
 from pinbench.stats.analyse import verdict_tables
 from pinbench.stats.sample_size import MIN_N
 from pinbench.topology import load
@@ -38,7 +38,8 @@ def test_the_workflow_and_the_analysis_merge_the_same_placements(tmp_path):
         write_placement(Placement(strategy=strategy, threads=2, topology="auto",
                                   placeable=[0, 1, 2, 3], pus=None if draws else pus, J=None,
                                   pus_by_repetition=pus if draws else None), files[-1])
-    measured_once = same_experiments(list(plans), [str(path) for path in files], str(xml))
+    measured_once = same_experiments(list(plans), {path.stem: read_placement(path)
+                                                   for path in files}, str(xml))
     assert measured_once == {"mirror": "compact"}
 
     runs = [run_record(machine="m", strategy=strategy, repetition=k, time_s=1.0 + k / 10,

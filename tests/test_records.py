@@ -14,6 +14,7 @@ from pinbench.measure.settings import Explain, JobSettings
 from pinbench.graph.matrix import write_matrix
 from pinbench.place.record import make_placement, write_placements
 from pinbench.place.registry import NAMES
+from pinbench.results import traces
 from pinbench.results.placements import (Placement, read_placement, shared_levels,
                                          write_placement)
 from pinbench.topology import load
@@ -112,3 +113,30 @@ def test_a_job_s_settings_are_one_text_for_the_measuring_process(tmp_path):
         Job.of(settings, map(read_placement, files[1:]))
     with pytest.raises(TypeError):
         JobSettings.from_json(json.loads(text) | {"placements": {}})
+
+
+def test_a_cell_whose_trace_failed_places_and_measures_the_strategies_needing_no_matrix(
+        tmp_path):
+    """The trace's failure, recorded in the matrix's place, read back; the graph strategies'
+    placements say they are left out and why, and the job's settings measure the others."""
+    strategies = ["os", "compact", "lp-compact", "gp"]
+    config, machines = load_campaign({
+        "campaign": "c", "machines": {"m": {"topology": "nehalem"}}, "threads": [4],
+        "strategies": strategies, "explain": None,
+        "benchmarks": {"spin": {"source": str(DATA / "spin.c"), "input": "20"}}}, ROOT)
+    xml = tmp_path / "topology.xml"
+    xml.write_text(machines["m"].topology.xml)
+    matrix = tmp_path / "affinity" / "t4.csv"
+    assert traces.failure(matrix) is None  # not traced yet
+    traces.record_failure(matrix, "the traced build failed: ld returned 1 exit status")
+    why = traces.failure(matrix)
+    assert why == "the traced build failed: ld returned 1 exit status"
+    files = [tmp_path / f"{strategy}.json" for strategy in strategies]
+    made = write_placements(machines["m"].topology, 4, strategies, files, repetitions=3,
+                            no_matrix=why)
+    assert [placement.left_out for placement in made] == [None, None, why, why]
+    assert [read_placement(path) for path in files] == made
+    assert made[2].pus is None and made[2].line() == f"lp-compact: left out ({why})"
+    text = jobsettings.measure_spec(config, "m", "spin", 4, "bin/spin", [str(f) for f in files],
+                                    str(xml), (4,))
+    assert JobSettings.from_json(json.loads(text)).strategies == ["os", "compact"]

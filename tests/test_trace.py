@@ -19,7 +19,9 @@
 - Which accesses the parallel-* weights count, on a hand-checkable case
   (tests/data/count_rule.c).
 - C++ and Fortran test programs with planted pairs (tests/data), traced by the tsan
-  runtime (g++, clang++, gfortran; Fortran with clang is skipped: no flang here).
+  runtime (g++, clang++, gfortran; Fortran with clang is skipped: no flang here); the C++
+  one built by CMake and by a makefile that links with its compile flags, and refused in
+  one line naming what it holds when built with the compiler's own ThreadSanitizer.
 - The Valgrind tool against lackey's memory trace on a tiny input.
 - The weight definitions on a hand-checkable case (tests/data/weights.c).
 - Exact counts through the access path: runs on one line, interleaved streams over many
@@ -52,6 +54,7 @@ from pinbench.results.placements import shared_levels
 from pinbench.results.formats import CURRENT
 from pinbench.topology import load
 from pinbench.trace import build as tb
+from pinbench.trace.elf import needed_libraries
 from pinbench.trace.run import DEFAULT_WEIGHT, WEIGHT_DEFINITIONS, trace
 from pinbench.workflow.campaign import load_campaign
 
@@ -430,6 +433,98 @@ def test_cxx_and_fortran_with_the_tsan_runtime(tmp_path, compiler, source, extra
     assert inside(matrix, planted_mask("pairs", 4)) > 0.99
 
 
+# ------------------------------------------------------------------------------ CMake and make
+
+#: A C++ project as users ship it, with a CMake project and a makefile. CMake puts
+#: CMAKE_CXX_FLAGS (-fsanitize=thread) on its link line and CMAKE_EXE_LINKER_FLAGS before
+#: the objects; the makefile links with its compile flags, LDFLAGS before the objects too.
+CMAKE_LISTS = """cmake_minimum_required(VERSION 3.13)
+project(pairs CXX)
+find_package(OpenMP REQUIRED)
+add_executable(pairs pairs_cxx.cpp)
+target_link_libraries(pairs PRIVATE OpenMP::OpenMP_CXX)
+"""
+MAKEFILE = """CXXFLAGS ?= -O2 -fopenmp
+LDFLAGS ?= -fopenmp
+pairs: pairs_cxx.o
+\t$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^
+pairs_cxx.o: pairs_cxx.cpp
+\t$(CXX) $(CXXFLAGS) -c -o $@ $<
+"""
+
+
+def cxx_project(folder: Path) -> Path:
+    """tests/data/pairs_cxx.cpp with a CMakeLists.txt and a Makefile, in ``folder``."""
+    folder.mkdir()
+    shutil.copy(DATA / "pairs_cxx.cpp", folder)
+    (folder / "CMakeLists.txt").write_text(CMAKE_LISTS)
+    (folder / "Makefile").write_text(MAKEFILE)
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", ["cmake", "make"])
+def test_programs_built_by_cmake_or_a_makefile_trace_with_the_printed_flags(tmp_path, tool):
+    """The flags of --print-flags passed as a user passes flags to CMake or make: the link
+    line holds -fsanitize=thread and the link flags come before the objects; the program
+    is linked with the runtime alone and traced (the planted pairs found)."""
+    cflags, ldflags = tb.traced_build_flags()
+    src = cxx_project(tmp_path / "project")
+    if tool == "cmake":
+        steps = [["cmake", "-S", str(src), "-B", str(src / "build"),
+                  f"-DCMAKE_CXX_FLAGS=-O2 {cflags}", f"-DCMAKE_EXE_LINKER_FLAGS={ldflags}"],
+                 ["cmake", "--build", str(src / "build"), "--verbose"]]
+        exe = src / "build" / "pairs"
+    else:
+        steps = [["make", "-C", str(src), f"CXXFLAGS=-O2 {cflags}", f"LDFLAGS={ldflags}"]]
+        exe = src / "pairs"
+    for step in steps:
+        proc = subprocess.run(step, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    [link] = [line for line in proc.stdout.splitlines() if re.search(r" -o (\S*/)?pairs ", line)]
+    assert link.index("-fsanitize=thread") < link.index(ldflags) < link.index("pairs_cxx.cpp.o"
+                                                                             if tool == "cmake"
+                                                                             else "pairs_cxx.o")
+    assert not [name for name in needed_libraries(exe) if name.startswith("libtsan")]
+    side = trace([str(exe), "300"], 4, tmp_path / "m.csv", stdout=subprocess.DEVNULL)
+    assert side["threads"] == 4 and side["shared_lines"] >= 64
+    assert inside(read_matrix(tmp_path / "m.csv"), planted_mask("pairs", 4)) > 0.99
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("compiler, flags, found", [
+    ("g++", ["-fsanitize=thread"],
+     r"linked with libtsan\.so\.\d+, no pinbench tracer symbols \(pinbench_tsan_runtime\)"),
+    ("clang++", ["-fsanitize=thread", "-std=c++17"],
+     r"the compiler's ThreadSanitizer runtime built in, no pinbench tracer symbols"),
+    ("g++", ["-s"], r": no pinbench tracer symbols \(pinbench_tsan_runtime\);"),
+])
+def test_a_binary_the_tsan_tracer_cannot_use_is_refused_naming_what_it_holds(
+        tmp_path, compiler, flags, found):
+    """Built with the compiler's own ThreadSanitizer (the sanitizer's runtime, not pinbench's),
+    or not for tracing at all (stripped): one line saying what the binary holds."""
+    exe = tmp_path / "pairs"
+    subprocess.run([compiler, "-O1", "-fopenmp", *flags, str(DATA / "pairs_cxx.cpp"), "-o",
+                    str(exe)], check=True)
+    proc = subprocess.run([PY, "-m", "pinbench", "trace", "--threads", "2", "--out", "m.csv",
+                           "--", str(exe)], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith(f"pinbench trace: error: {exe} cannot be traced by the tsan "
+                                  "tracer: ")
+    assert re.search(found, proc.stderr), proc.stderr
+    assert not (tmp_path / "m.csv").exists()
+
+
+def test_needed_libraries_are_read_from_the_dynamic_section(tmp_path):
+    """As ``readelf -d`` lists them; None for what is no ELF program."""
+    readelf = subprocess.run(["readelf", "-d", "/bin/sh"], capture_output=True, text=True,
+                             check=True).stdout
+    assert needed_libraries("/bin/sh") == re.findall(r"\(NEEDED\).*\[(.+)\]", readelf)
+    (tmp_path / "script").write_text("#!/bin/sh\n")
+    assert needed_libraries(tmp_path / "script") is None
+    assert needed_libraries(tmp_path / "missing") is None
+
+
 # ------------------------------------------------------------------------------ lackey
 
 def lackey_counts(log: Path, shift: int = 6) -> dict[int, dict[int, int]]:
@@ -677,7 +772,7 @@ def test_print_flags_from_another_directory(tmp_path):
     (["--line-bytes", "48", "--threads", "2", "--out", "m.csv", "--", "true"], "power of two"),
     (["--print-flags", "--threads", "2"], "takes no other"),
     (["--threads", "2", "--out", "m.csv", "--", "./no-such-program"], "program not found"),
-    (["--threads", "2", "--out", "m.csv", "--", "/bin/true"], "not linked with the pinbench"),
+    (["--threads", "2", "--out", "m.csv", "--", "/bin/true"], "no pinbench tracer symbols"),
     (["--tracer", "pin", "--threads", "2", "--out", "m.csv", "--", "/bin/true"], "PIN_ROOT"),
 ])
 def test_bad_usage_exits_2_with_one_line(tmp_path, args, message):

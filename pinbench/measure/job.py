@@ -60,7 +60,7 @@ from pinbench.measure.journal import Journal, described
 from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
 from pinbench.measure.progress import Campaign, Progress
-from pinbench.measure.settings import JobSettings, located
+from pinbench.measure.settings import JobSettings, located, metric_regex
 from pinbench.measure.spawn import RunResult, base_environment, prepare, run_once
 from pinbench.measure.stopping import precise_enough, rounds_order
 from pinbench.measure.system import wait_until_quiet
@@ -310,15 +310,17 @@ def judge(job: Job, result: RunResult) -> tuple[str, bool, float | None, str, fl
 
 
 def metrics(job: Job, stdout: str) -> tuple[dict[str, float], list[str]]:
-    """The run's named metrics, and the names whose regex found no finite number."""
+    """The run's named metrics, and the required ones whose regex found no finite number (an
+    optional one without a number is left out: no value, never a NaN)."""
     found, missing = {}, []
-    for name, pattern in job.metrics.items():
+    for name, setting in job.metrics.items():
+        pattern, required = metric_regex(setting)
         match = re.search(pattern, stdout, re.MULTILINE)
         value = number(match.group(1)) if match else None
-        if value is None or not math.isfinite(value[0]):
-            missing.append(name)
-        else:
+        if value is not None and math.isfinite(value[0]):
             found[name] = value[0]
+        elif required:
+            missing.append(name)
     return found, missing
 
 
@@ -364,8 +366,8 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
         outputs.keep(strategy, repetition, result.exit_status, result.stdout, result.stderr)
     values, missing = metrics(job, result.stdout)
     if missing and not failure:
-        failure = (f"metric regex {job.metrics[missing[0]]!r} ({missing[0]}) found no finite "
-                   "number in the output")
+        failure = (f"metric regex {metric_regex(job.metrics[missing[0]])[0]!r} ({missing[0]}) "
+                   "found no finite number in the output")
     _say_uncounted(result.uncounted)
     observed = verify.observed_binding(result.stdout + "\n" + result.stderr)
     # libgomp reports no one-thread team: ask the kernel; and where the bound threads ran

@@ -28,6 +28,28 @@ def located(argv: list[str] | None, binary: str) -> list[str] | None:
         "{binary}" if os.path.abspath(arg) == binary else arg for arg in argv]
 
 
+#: A metric's setting, as a job holds it: its regex (a run without the number fails), or
+#: ``{"regex": ..., "required": False}`` (a run without it records no value and stays ok).
+Metric = str | dict
+
+
+def metric(regex: str, required: bool = True) -> Metric:
+    """The setting of a metric: a required one is its regex alone, as campaigns wrote every
+    metric before optional ones existed (so its journals' fingerprints stay as they were).
+
+    >>> metric("rate: ([0-9.]+)"), metric("rate: ([0-9.]+)", required=False)
+    ('rate: ([0-9.]+)', {'regex': 'rate: ([0-9.]+)', 'required': False})
+    """
+    return regex if required else {"regex": regex, "required": False}
+
+
+def metric_regex(setting: Metric) -> tuple[str, bool]:
+    """(regex, required) of a metric's setting (:func:`metric`)."""
+    if isinstance(setting, str):
+        return setting, True
+    return setting["regex"], setting.get("required", True)
+
+
 @dataclass(frozen=True)
 class Explain:
     """The explained runs of a job (:mod:`pinbench.measure.explain`): each measured strategy
@@ -81,8 +103,9 @@ class JobSettings:
     binary: str | None = None
     #: the exit statuses that mean success
     exit_status: list[int] = field(default_factory=lambda: [0])
-    #: more numbers from each run's output: name -> regex whose first group is the number
-    metrics: dict[str, str] = field(default_factory=dict)
+    #: more numbers from each run's output: name -> its setting (:data:`Metric`), a regex
+    #: whose first group is the number
+    metrics: dict[str, Metric] = field(default_factory=dict)
     #: explained runs (None: none); not part of the timing fingerprint
     explain: Explain | None = None
 

@@ -134,11 +134,18 @@ def ranked(topo: Topology, placements: list[Placement]) -> list[tuple[Placement,
     return sorted(scored, key=lambda item: (off_kind(item[0]), item[1], item[0].J))
 
 
+def left_out(topo: Topology, strategy: str, threads: int, why: str) -> Placement:
+    """The placement of a strategy left out of a cell: no PUs, and ``why`` (its trace failed)."""
+    return Placement(strategy=strategy, threads=threads, topology=topo.source,
+                     placeable=topo.placeable, pus=None, J=None, left_out=why)
+
+
 def write_placements(topology: str | Topology, threads: int, names: list[str],
                      outputs: list[Path], seed: int = 0, repetitions: int = 1,
                      log: Path | None = None, matrix: Path | None = None,
                      oversubscribe: bool = False,
-                     placements: dict[str, UserPlacement] | None = None) -> list[Placement]:
+                     placements: dict[str, UserPlacement] | None = None,
+                     no_matrix: str | None = None) -> list[Placement]:
     """Compute each named strategy's placement and write it to the matching path of ``outputs``.
 
     ``topology``: a topology spec (:func:`pinbench.topology.load`), or one already loaded.
@@ -146,19 +153,23 @@ def write_placements(topology: str | Topology, threads: int, names: list[str],
     ``log``, when given, receives one :meth:`~pinbench.results.placements.Placement.line`
     per strategy. ``matrix``, when given, is the affinity matrix file
     (:mod:`pinbench.graph.matrix`) of the run: the graph strategies need it, and
-    every placement gets its J. ``oversubscribe``, ``placements``: as :func:`make_placement`'s.
-    The strategies
-    share their common steps (one :class:`~pinbench.place.study.Memo`).
+    every placement gets its J. ``no_matrix``, instead: why there is none (the cell's trace
+    failed, :mod:`pinbench.results.traces`): the graph strategies are left out
+    (:func:`left_out`), the others placed. ``oversubscribe``, ``placements``: as
+    :func:`make_placement`'s. The strategies share their common steps (one
+    :class:`~pinbench.place.study.Memo`).
     """
     topo = load(topology) if isinstance(topology, str) else topology
     weights = None if matrix is None else read_matrix(matrix)
     memo = Memo()
-    placements = [make_placement(topo, name, threads, seed, repetitions, weights,
-                                 oversubscribe, memo, placements)
-                  for name in names]
-    for placement, path in zip(placements, outputs, strict=True):
+    made = [left_out(topo, name, threads, no_matrix)
+            if no_matrix and parse_strategy(name, placements)[0].needs_matrix
+            else make_placement(topo, name, threads, seed, repetitions, weights, oversubscribe,
+                                memo, placements)
+            for name in names]
+    for placement, path in zip(made, outputs, strict=True):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_placement(placement, path)
     if log:
-        Path(log).write_text("".join(placement.line() + "\n" for placement in placements))
-    return placements
+        Path(log).write_text("".join(placement.line() + "\n" for placement in made))
+    return made

@@ -23,6 +23,7 @@ import yaml
 from markupsafe import Markup
 
 from pinbench.measure.settings import QUIET
+from pinbench.results import traces
 from pinbench.results.layout import REPORT_PAGES, Layout
 from pinbench.results.runs import RunRecord
 from pinbench.report import benchmark_pages, export, machine_pages, overview
@@ -89,6 +90,8 @@ def context(layout: Layout, shared: dict, stats: dict, runs: list[RunRecord],
         "exported_figures": pages["exported"],
         "set_aside": [note for m in machines if m["measured"]
                       for note in layout.set_aside_journals(m["name"])],
+        "left_out": [cell for name in config["machines"]
+                     for cell in traces.left_out(layout, name, config.get("strategies", []))],
         "coarse": [coarse_text(key, cell) for key, cell in described.items() if cell.coarse],
     }
 

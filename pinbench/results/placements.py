@@ -17,6 +17,9 @@ the plan and the report as a :class:`Placement`. Its fields:
   the settings the run gets (``OMP_PROC_BIND``, ``OMP_PLACES``) in place of pinbench's
   binding, and ``places_by_runtime``, the PUs each runtime binds each thread to (``pus``:
   the first PU of each thread's place under libgomp, for drawings and J);
+- ``left_out``: where the cell's trace failed, a strategy that needs the affinity matrix has no
+  placement (``pus`` None) but this one line saying why, and is not measured there
+  (:mod:`pinbench.results.traces`; absent otherwise);
 - ``format``: the file's version (:mod:`pinbench.results.formats`).
 
 The lowest object each pair of threads shares is not stored (N x N strings: 445 MB for a
@@ -81,6 +84,9 @@ class Placement:
     oversubscribed: bool = False
     policy: dict[str, str] | None = None  #: a runtime's policy: its settings, not pinbench's
     places_by_runtime: dict[str, list[list[int]]] | None = None  #: a policy's, per runtime
+    #: why the strategy has no placement in this cell (its trace failed: it needs the
+    #: matrix), so is not measured there (:mod:`pinbench.results.traces`); None: placed
+    left_out: str | None = None
 
     @property
     def per_repetition(self) -> bool:
@@ -108,8 +114,12 @@ class Placement:
         '   compact: 0 2 (J 1.5)'
         >>> Placement("os", 2, "t.xml", [0, 2], None, None).line()
         '        os: not bound (the OS decides)'
+        >>> Placement("mine", 2, "t.xml", [0, 2], None, None, left_out="trace failed").line()
+        '      mine: left out (trace failed)'
         """
         name = f"{self.strategy:>10}"
+        if self.left_out:
+            return f"{name}: left out ({self.left_out})"
         if self.pus:
             line, objective_label = f"{name}: {' '.join(map(str, self.pus))}", "J"
         elif self.per_repetition:
@@ -135,6 +145,8 @@ class Placement:
             data["oversubscribed"] = True
         if self.policy is not None:
             data.update(policy=self.policy, places_by_runtime=self.places_by_runtime)
+        if self.left_out:
+            data["left_out"] = self.left_out
         return data
 
     @classmethod

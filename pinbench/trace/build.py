@@ -3,7 +3,8 @@ built them (:mod:`pinbench.native`).
 
 - ``tsan``: a static archive of our small runtime (pintools/tsan_rt.c, tsan_wrap.c) that
   a program compiled with ``-fsanitize=thread`` links instead of libtsan;
-  :func:`traced_build_flags` gives the compile and the link flags, kept apart.
+  :func:`traced_build_flags` gives the compile and the link flags, kept apart, and
+  :func:`untraceable` says what a binary built otherwise holds instead.
 - ``valgrind``: a Valgrind tool (pintools/vg_pinbench.c) built out of tree against
   Debian's valgrind package, in a VALGRIND_LIB directory beside links to the stock tools.
 - ``pin``: an Intel Pin tool (pintools/pin/), built with the kit's makefiles only when
@@ -22,6 +23,7 @@ import os
 from pathlib import Path
 
 from pinbench import native
+from pinbench.trace.elf import needed_libraries
 
 TRACERS = ("tsan", "valgrind", "pin")
 #: the compile flags of a traced build (the link flags come from traced_build_flags())
@@ -65,9 +67,36 @@ def traced_build_flags() -> tuple[str, str]:
     """(compile flags, link flags) of a program traced by the tsan runtime.
 
     Compile with the first (``cc $CFLAGS -c x.c``), link with the second
-    (``cc x.o $LDFLAGS``): never ``-fsanitize=thread`` on the link line (it would pull in
-    libtsan), never ``-fno-sanitize=thread`` on the compile line (it would switch the
-    instrumentation off). The link flags name the runtime by absolute path.
+    (``cc x.o $LDFLAGS``). The link flags work wherever a build puts them on its link line,
+    as CMake and many makefiles do: before the objects (the runtime, named by absolute
+    path, is taken whole, not only for the symbols the objects before it need), and after
+    the compile flags (their ``-fno-sanitize=thread`` cancels a ``-fsanitize=thread`` there,
+    which would link libtsan). Only a command that compiles and links at once cannot take
+    them: there ``-fno-sanitize=thread`` switches the instrumentation off.
     """
     wraps = ",".join(f"--wrap={name}" for name in TSAN_WRAPPED)
-    return TSAN_CFLAGS, f"-fopenmp {built_tracer('tsan')} -latomic -Wl,{wraps}"
+    return TSAN_CFLAGS, (f"-fopenmp -fno-sanitize=thread -Wl,--whole-archive "
+                         f"{built_tracer('tsan')} -Wl,--no-whole-archive -latomic -Wl,{wraps}")
+
+
+#: Bytes of the tsan runtime's ``pinbench_tsan_runtime`` symbol (pintools/tsan_rt.c), there
+#: in a stripped binary too.
+RUNTIME_MARK = b"pinbench-tsan-runtime"
+#: Bytes that only a compiler's own ThreadSanitizer runtime holds (its messages).
+SANITIZER_MARK = b"ThreadSanitizer: "
+
+
+def untraceable(binary: Path | str) -> str | None:
+    """What makes ``binary`` unusable by the tsan tracer, as found in it (e.g. ``linked with
+    libtsan.so.2``); None when it holds the runtime and no other, or is no ELF program (a
+    script that starts the traced program)."""
+    needed = needed_libraries(binary)
+    if needed is None:
+        return None
+    data = Path(binary).read_bytes()
+    found = [f"linked with {name}" for name in needed if name.startswith("libtsan.so")]
+    if not found and SANITIZER_MARK in data:
+        found.append("the compiler's ThreadSanitizer runtime built in")
+    if RUNTIME_MARK not in data:
+        found.append("no pinbench tracer symbols (pinbench_tsan_runtime)")
+    return ", ".join(found) or None

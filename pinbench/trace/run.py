@@ -36,7 +36,7 @@ import numpy as np
 from pinbench.graph.matrix import MatrixError, read_matrix
 from pinbench.results import formats
 from pinbench.results.layout import sidecar_path
-from pinbench.trace.build import TRACERS, TraceError, built_tracer, pin_root
+from pinbench.trace.build import TRACERS, TraceError, built_tracer, pin_root, untraceable
 
 #: The weight definitions (pintools/README.md, "Weights"): each name counts every access,
 #: the name with the prefix ``parallel-`` only those inside parallel regions ("What is
@@ -63,17 +63,6 @@ def _is_script(path: Path) -> bool:
     """Whether ``path`` starts with ``#!`` (an interpreter runs it)."""
     with path.open("rb") as handle:
         return handle.read(2) == b"#!"
-
-
-def _linked_with_runtime(path: Path) -> bool | None:
-    """True/False for an ELF file (does it hold the tsan runtime's marker?), None otherwise."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if not data.startswith(b"\x7fELF"):
-        return None
-    return b"pinbench-tsan-runtime" in data
 
 
 def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: str = "tsan",
@@ -130,9 +119,12 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     run_env.update(options)
     run_env["OMP_NUM_THREADS"] = str(threads)
     if tracer == "tsan":
-        if _linked_with_runtime(program) is False:
-            raise TraceError(f"{program_argv[0]} is not linked with the pinbench tsan runtime "
-                             "(build it with the flags of: pinbench trace --print-flags)")
+        found = untraceable(program)
+        if found:
+            raise TraceError(f"{program_argv[0]} cannot be traced by the tsan tracer: {found}; "
+                             "compile it with the CFLAGS and link it with the LDFLAGS of "
+                             "`pinbench trace --print-flags`, in separate commands "
+                             "(docs/tracing.md)")
         cmd = [str(program), *program_argv[1:]]
     elif tracer == "valgrind":
         libdir = built_tracer("valgrind")

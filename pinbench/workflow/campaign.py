@@ -20,6 +20,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from pinbench.measure.settings import Metric, metric
 from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
 from pinbench.place.registry import WRAPPING, is_own_name, needs_matrix, parse_strategy
 from pinbench.place.policies import predict
@@ -211,6 +212,17 @@ def _check_regex(pattern: str | None, where: str, groups: int = 0) -> None:
         raise ConfigError(f"{where}: the regular expression needs a group capturing the seconds")
 
 
+def _check_metric(setting: str | dict, where: str) -> Metric:
+    """A metric as written (a regex, or ``{regex, required}``) checked, in the one shape a
+    job holds (:func:`pinbench.measure.settings.metric`): a required metric is its regex
+    however written, so its journals' fingerprints are those of a campaign that wrote it so."""
+    if isinstance(setting, str):
+        _check_regex(setting, where, groups=1)
+        return metric(setting)
+    _check_regex(setting["regex"], f"{where}.regex", groups=1)
+    return metric(setting["regex"], setting.get("required", True))
+
+
 def _check_env(env: dict, where: str) -> None:
     owned = sorted(set(env) & RESERVED_ENV)
     if owned:
@@ -378,8 +390,8 @@ def _check_benchmarks(config: dict, root: Path) -> None:
         _check_run(config, name, where)
         _check_regex(bench["validate"], f"{where}.validate")
         _check_regex(bench["time_regex"], f"{where}.time_regex", groups=1)
-        for metric, pattern in bench["metrics"].items():
-            _check_regex(pattern, f"{where}.metrics.{metric}", groups=1)
+        bench["metrics"] = {name: _check_metric(setting, f"{where}.metrics.{name}")
+                            for name, setting in bench["metrics"].items()}
         _check_env(bench["env"], f"{where}.env")
         _check_file_names(config, name, where)
 

@@ -11,20 +11,19 @@ from pinbench.measure.progress import cell_name
 from pinbench.measure.settings import Explain, JobSettings
 from pinbench.native import NotBuilt
 from pinbench.place.symmetry import experiment_key, same_as
-from pinbench.results.placements import read_placement
+from pinbench.results.placements import Placement, read_placement
 from pinbench.topology import parse_xml
 from pinbench.trace.build import ompt_tool
 from pinbench.workflow import campaign
 from pinbench.workflow.places import check_on_node
 
 
-def same_experiments(strategies: list[str], placement_files: list[str],
+def same_experiments(strategies: list[str], placements: dict[str, Placement],
                      topology_xml: str) -> dict[str, str]:
     """strategy -> the earlier strategy (campaign order) whose placement it has, equal or equal
-    up to a symmetry of the machine (:func:`pinbench.place.symmetry.same_as`)."""
+    up to a symmetry of the machine (:func:`pinbench.place.symmetry.same_as`); ``placements``:
+    each strategy's, by name."""
     topo = parse_xml(Path(topology_xml).read_text(), topology_xml)
-    placements = {placement.strategy: placement
-                  for placement in map(read_placement, placement_files)}
     keys = {}
     for strategy in strategies:
         placement = placements[strategy]
@@ -36,10 +35,12 @@ def same_experiments(strategies: list[str], placement_files: list[str],
 
 def job_settings(config: dict, machine: str, bench: str, threads: int, binary: str,
                  thread_counts: tuple[int, ...] = (),
-                 same_as: dict[str, str] | None = None) -> JobSettings:
+                 same_as: dict[str, str] | None = None,
+                 strategies: list[str] | None = None) -> JobSettings:
     """The settings of the measurement job of ``bench`` with ``threads`` threads on
     ``machine`` (``thread_counts``: the machine's; with ``explain``, T_1 is measured by the
-    job only when 1 is not among them; ``same_as``: :func:`same_experiments`)."""
+    job only when 1 is not among them; ``same_as``: :func:`same_experiments`; ``strategies``:
+    those it measures, default the campaign's)."""
     entry = config["benchmarks"][bench]
     explain = None if not config["explain"] else Explain(
         repetitions=config["explain"]["repetitions"],
@@ -53,7 +54,8 @@ def job_settings(config: dict, machine: str, bench: str, threads: int, binary: s
         validate=entry["validate"], time_regex=entry["time_regex"],
         exit_status=entry["exit_status"], metrics=entry["metrics"],
         timeout_s=entry["timeout_s"], repetitions=config["repetitions"],
-        seed=config["seed"], order=config["order"], strategies=config["strategies"],
+        seed=config["seed"], order=config["order"],
+        strategies=config["strategies"] if strategies is None else strategies,
         same_as=same_as or {}, quiet=config["quiet"],
         stopping=config["stopping"] and config["stopping"] | {"confidence": config["confidence"]},
         explain=explain)
@@ -64,10 +66,14 @@ def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: s
                  thread_counts: tuple[int, ...] = ()) -> str:
     """The job's settings (:func:`job_settings`, the strategies that are one experiment read
     from its placement files) as the JSON that ``python -m pinbench.measure --spec`` reads.
-    The OMPT tool is added at run time (:func:`with_ompt_tool`)."""
+    A strategy left out of the cell (its trace failed: :attr:`Placement.left_out`) is not
+    measured. The OMPT tool is added at run time (:func:`with_ompt_tool`)."""
+    placements = {placement.strategy: placement
+                  for placement in map(read_placement, placement_files)}
+    measured = [s for s in config["strategies"] if not placements[s].left_out]
     return _text(job_settings(
         config, machine, bench, threads, binary, thread_counts,
-        same_experiments(config["strategies"], placement_files, topology_xml)))
+        same_experiments(measured, placements, topology_xml), measured))
 
 
 def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:

@@ -1,9 +1,11 @@
 """What a campaign call says at its end: the campaign in one line, where the results and the
-report are, the measurements set aside and the cells without a usable run."""
+report are, the measurements set aside, the strategies left out where a trace failed and the
+cells without a usable run."""
 from __future__ import annotations
 
 from pathlib import Path
 
+from pinbench.results import traces
 from pinbench.results.layout import Layout
 from pinbench.results.runs import read_runs
 from pinbench.stats.cells import unusable_cells
@@ -57,6 +59,18 @@ def where_and_what(layout: Layout, alpha: float = 0.05) -> str:
     return (f"campaign: {campaign_line(layout, alpha)}\n"
             f"results: {Path(layout.root).resolve()}\n"
             f"report: {Path(layout.report_index).resolve()}")
+
+
+def left_out(layout: Layout, machines: list[str], strategies: list[str]) -> str:
+    """The strategies left out where a trace failed, which cells and why, in one line (""
+    when none): the cells of one benchmark left out alike go together."""
+    groups: dict[tuple, list[str]] = {}
+    for machine in machines:
+        for cell in traces.left_out(layout, machine, strategies):
+            key = (", ".join(cell["strategies"]) or "nothing", cell["why"])
+            groups.setdefault(key, []).append(f"{machine}/{cell['benchmark']}/t{cell['threads']}")
+    return "; ".join(f"{names} left out of {', '.join(cells)}: {why}"
+                     for (names, why), cells in groups.items())
 
 
 def failed_cells(layout: Layout) -> list[str]:

@@ -12,8 +12,10 @@ imported by the function that runs it (tests/test_architecture.py).
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from pinbench.measure import environment
@@ -21,12 +23,14 @@ from pinbench.measure.system import Snapshot
 from pinbench.native import NotBuilt
 from pinbench.results.layout import Layout, placement_key
 from pinbench.results.placements import read_placement
+from pinbench.results import traces
 from pinbench.results.runs import read_runs, write_runs
 from pinbench.results.explained import read_explained
 from pinbench.topology import load, parse_xml, save
 from pinbench.trace.build import traced_build_flags
 from pinbench.workflow import building as build_stage, campaign
 from pinbench.workflow.places import check_on_node
+from pinbench.workflow.tracecache import traced_build_log
 from pinbench.stats import analyse as stats_analysis, explain as explain_stats
 from pinbench.stats.cells import cells_text
 from pinbench.stats.explain_readings import write_readings
@@ -63,10 +67,11 @@ def place(inputs, wildcards, params, outputs, log: str) -> None:
     from pinbench.place.record import write_placements  # NumPy, and the graph strategies'
 
     matrix = Path(inputs.matrix) if hasattr(inputs, "matrix") else None
+    failed = matrix and traces.failure(matrix)
     write_placements(inputs.topology, int(wildcards.n), params.strategies,
                      [Path(path) for path in outputs], params.seed, params.repetitions,
-                     Path(log), matrix, params.oversubscribe,
-                     campaign.own_placements(params.placements))
+                     Path(log), None if failed else matrix, params.oversubscribe,
+                     campaign.own_placements(params.placements), failed)
 
 
 def place_planned(topology: str, machine: str, params, layout: Layout, plan: str) -> None:
@@ -81,25 +86,31 @@ def place_planned(topology: str, machine: str, params, layout: Layout, plan: str
         outputs = [Path(layout.placement(machine, bench, threads, strategy))
                    for strategy in params.strategies]
         matrix = Path(layout.matrix(machine, bench, threads)) if params.traced else None
+        failed = matrix and traces.failure(matrix)
         write_placements(topo, threads, params.strategies, outputs, seed, params.repetitions,
-                         None, matrix, params.oversubscribe, own)
+                         None, None if failed else matrix, params.oversubscribe, own, failed)
         files += outputs
     write_plan(files, plan)
 
 
+@contextlib.contextmanager
 def building(config: dict, machine: campaign.Machine, wildcards, output: str,
-             traced: bool = False):
+             traced: bool = False) -> Iterator[None]:
     """Around a build rule's command, on the measured machine (:func:`check_on_node`): its
     tree's lock, and a note of what it wrote there; the traced variant of a benchmark with a
-    ``tree`` builds in a copy of it."""
+    ``tree`` builds in a copy of it, and one that wrote no binary failed
+    (:func:`traced_build_done`)."""
     check_on_node(machine)
     bench, tree = wildcards.bench, campaign.build_tree(config, wildcards.bench)
-    record = Layout.of(config["campaign"]).generated(wildcards.machine, tree)
+    layout = Layout.of(config["campaign"])
     copy = campaign.traced_tree(output) if traced and "tree" in config["benchmarks"][bench] \
         else None
-    return build_stage.building(tree, record,
-                                lambda: campaign.build_sources(config, bench),
-                                lambda line: print(f"build {bench}: {line}", flush=True), copy)
+    with build_stage.building(tree, layout.generated(wildcards.machine, tree),
+                              lambda: campaign.build_sources(config, bench),
+                              lambda line: print(f"build {bench}: {line}", flush=True), copy):
+        yield
+    if traced:
+        traced_build_done(bench, output, traced_build_log(config, wildcards.machine, bench))
 
 
 def tsan_flags() -> tuple[str, str]:
@@ -115,6 +126,20 @@ def tsan_flags() -> tuple[str, str]:
 def traced_build_command(config: dict, bench: str, output: str) -> str:
     """The build command of a benchmark's tsan-traced variant."""
     return campaign.build_command(config, bench, output, tsan_flags())
+
+
+def traced_build_done(bench: str, output: str, log: str) -> None:
+    """After a traced build: when it failed (it wrote no binary; the rule removes a failed
+    command's), its log's last lines and one line on stderr, and an empty binary, which its
+    traces read as their failure (:mod:`pinbench.results.traces`): the benchmark's other
+    strategies are still placed and measured."""
+    if Path(output).exists():
+        return
+    said = Path(log).read_text(errors="replace").splitlines()
+    print("\n".join(said[-20:]), file=sys.stderr)
+    print(f"build {bench} for tracing failed: the strategies that need its affinity matrix are "
+          f"left out, the others measured (log: {log})", file=sys.stderr, flush=True)
+    traces.record_failed_build(output)
 
 
 def runs_table(job_tables, table: str, summary: str) -> str:

@@ -1,4 +1,4 @@
-"""The trace rule, and the traces it keeps by what was traced, to reuse them."""
+"""The trace rule, the traces it keeps by what was traced, to reuse them, and those that failed."""
 from __future__ import annotations
 
 import hashlib
@@ -7,8 +7,15 @@ import os
 import shutil
 from pathlib import Path
 
+from pinbench.results import traces
 from pinbench.results.layout import Layout, sidecar_path
+from pinbench.trace.build import TraceError
 from pinbench.workflow import campaign
+
+
+def traced_build_log(config: dict, machine: str, bench: str) -> str:
+    """The log of a benchmark's traced build (the build_traced rule's ``log``)."""
+    return Layout.of(config["campaign"]).log(machine, "build", f"{bench}.traced")
 
 
 def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> None:
@@ -18,7 +25,28 @@ def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> N
     not run again: its matrix is reused (:meth:`Layout.trace_cache`), because tracer counts
     vary a little from run to run, and a placement made from another matrix could move
     threads and so set measurements aside for nothing.
+
+    A trace that fails, because its traced build did (an empty ``binary``; the build's log
+    says why) or the tracer refused the program or it failed under it, is recorded in the
+    matrix's place, in one line also said here (:mod:`pinbench.results.traces`): only the
+    strategies that need the matrix are left out.
     """
+    why = traces.failed_build(binary, traced_build_log(config, wildcards.machine,
+                                                       wildcards.bench))
+    if why is None:
+        try:
+            _trace(config, wildcards, binary, matrix, log)
+            return
+        except TraceError as exc:
+            why = str(exc)
+    traces.record_failure(matrix, why)
+    Path(log).write_text(why + "\n")
+    print(f"trace {wildcards.bench} t{wildcards.n} failed: {why}; the strategies that need its "
+          "affinity matrix are left out there, the others measured", flush=True)
+
+
+def _trace(config: dict, wildcards, binary: str, matrix: str, log: str) -> None:
+    """The trace of :func:`trace_cell`, or its reuse; TraceError when it fails."""
     from pinbench.trace.run import trace  # NumPy: imported by the rule, not by the Snakefile
 
     tracing = config["tracing"]

@@ -212,7 +212,8 @@ def all_targets():
 
 def print_summaries():
     """Print the summaries and plans, measurements set aside, then the report's path, at the
-    end of a successful run; exit 1 with one line when a cell has no usable run."""
+    end of a successful run; exit 1 with one line when a cell has no usable run or a trace
+    failed (its strategies that need the matrix left out)."""
     for target in all_targets():
         if target.endswith(".txt") and Path(target).exists():
             print(f"\n== {target}\n{Path(target).read_text()}")
@@ -224,9 +225,12 @@ def print_summaries():
     print(outcome.where_and_what(LAYOUT, 1 - config["confidence"]))
     snakemake_adapter.exit_without_waiting()
     failed = outcome.failed_cells(LAYOUT)
-    if failed:
-        sys.exit(f"campaign failed: {len(failed)} cell(s) without a usable run: "
-                 f"{'; '.join(failed[:3])}{' ...' if len(failed) > 3 else ''} "
+    problems = [f"{len(failed)} cell(s) without a usable run: "
+                f"{'; '.join(failed[:3])}{' ...' if len(failed) > 3 else ''}"] if failed else []
+    left_out = outcome.left_out(LAYOUT, list(MACHINES), STRATEGIES)
+    problems += [left_out] if left_out else []
+    if problems:
+        sys.exit(f"campaign failed: {'; '.join(problems)} "
                  f"(the other results and the report are kept)")
 
 
