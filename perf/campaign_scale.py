@@ -17,6 +17,9 @@ timed from outside (spawn to exit) with its peak memory:
   written where the measuring process writes them), concatenated and analysed as the
   runs_table and analyse rules do (:mod:`pinbench.workflow.rule_bodies`);
 - report: the report of the measured campaign (:func:`pinbench.report.html_report.build_report`),
+  its first page's bytes per cell against its budget (``INDEX_BUDGET``) and a benchmark's page;
+- opening: the first page, a benchmark's page and the machine's page opened in headless
+  Chromium, the seconds from the request to the first frame after the load event of each,
 
 with the size of what each writes (the placements, the analysis, the report: bytes and
 files). Last, for each step, the exponent e of cost ~ N^e fitted by least squares over the
@@ -50,18 +53,30 @@ PY = str(ROOT / ".venv" / "bin" / "python")
 #: The machine of every generated campaign: 2 packages of 8 cores of 2 PUs.
 TOPOLOGY = "Package:2 Core:8 PU:2"
 THREADS = [4, 8, 16, 32]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 STRATEGIES = ["os", "compact", "scatter"]
 MACHINE = "big"
 
 
 def campaign(cells: int, repetitions: int) -> dict:
     """A planned campaign of ``cells`` cells (a multiple of the thread counts)."""
-    benchmarks = {f"b{k:05d}": {"source": "spin.c", "input": str(k)}
+    source = str(ROOT / "tests" / "data" / "spin.c")
+    benchmarks = {f"b{k:05d}": {"source": source, "input": str(k)}
                   for k in range(cells // len(THREADS))}
     return {"campaign": f"scale{cells}", "repetitions": repetitions, "strategies": STRATEGIES,
             "tracing": {"when": "never"}, "explain": None,
             "machines": {MACHINE: {"topology": TOPOLOGY, "threads": THREADS, "measure": False}},
             "benchmarks": benchmarks}
+
+
+def write_campaign(cells: int, repetitions: int, work: Path) -> dict:
+    """The campaign of ``cells`` cells (:func:`campaign`) as ``work/campaign.json``; returns it."""
+    work.mkdir(parents=True)
+    config = campaign(cells, repetitions)
+    (work / "campaign.json").write_text(json.dumps(config))
+    return config
 
 
 def measured(args: list[str], cwd: Path) -> tuple[float, float, str]:
@@ -137,8 +152,38 @@ def report(work: Path) -> None:
     from pinbench.workflow import campaign as campaigns
 
     config, _ = campaigns.load_campaign(json.loads((work / "campaign.json").read_text()), work)
-    os.chdir(work)
-    build_report(Layout.of(config["campaign"]), config, [MACHINE])
+    build_report(Layout(str(work / Layout.of(config["campaign"]).root)), config, [MACHINE])
+
+
+#: The report's pages :func:`open_pages` opens, relative to its folder.
+OPENED = ("index.html", "benchmarks/b00000.html", f"machines/{MACHINE}.html")
+
+
+def open_pages(work: Path) -> None:
+    """Open the first page of the report of ``work``, a benchmark's page and the machine's in
+    headless Chromium, one after the other; print each one's seconds from the request to
+    its first frame drawn after its load event, and what the page logged as an error."""
+    from playwright.sync_api import sync_playwright
+
+    from pinbench.results.layout import Layout
+
+    config = json.loads((work / "campaign.json").read_text())
+    folder = work / Layout.of(config["campaign"]).report
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for name in OPENED:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            start = time.monotonic()
+            page.goto((folder / name).as_uri(), wait_until="load", timeout=600_000)
+            page.evaluate("() => new Promise(done => requestAnimationFrame(() => "
+                          "setTimeout(done, 0)))")
+            print(f"opened {name} {time.monotonic() - start:.2f} s, errors {len(errors)}"
+                  + "".join(f"\n  {error}" for error in errors[:3]))
+            page.close()
+        browser.close()
 
 
 def one_size(cells: int, repetitions: int, work: Path, measured_too: bool = True
@@ -146,13 +191,11 @@ def one_size(cells: int, repetitions: int, work: Path, measured_too: bool = True
     """Generate the campaign of ``cells`` cells in ``work``, run each step (without analysis
     and report of the measured campaign unless ``measured_too``), print its line; return
     each step's seconds."""
+    from pinbench.report.html_report import INDEX_BUDGET
     from pinbench.results.layout import Layout
     from pinbench.workflow import accounting
 
-    work.mkdir(parents=True)
-    shutil.copy(ROOT / "tests" / "data" / "spin.c", work / "spin.c")
-    config = campaign(cells, repetitions)
-    (work / "campaign.json").write_text(json.dumps(config))
+    config = write_campaign(cells, repetitions, work)
     results = work / Layout.of(config["campaign"]).root
     run = ["-m", "pinbench", "run", "campaign.json"]
     found: dict[str, float] = {}
@@ -195,8 +238,21 @@ def one_size(cells: int, repetitions: int, work: Path, measured_too: bool = True
     found["report"] = wall
     report_bytes, report_files = size([results / "report"])
     index_bytes, _ = size([results / "report" / "index.html"])
+    page_bytes, _ = size([results / "report" / "benchmarks" / "b00000.html",
+                          results / "report" / "benchmarks" / "b00000.js"])
+    fixed, per_cell = INDEX_BUDGET
+    budget = (fixed + per_cell * cells) / 1e6
     print(f"N={cells}: report {wall:.1f} s, {peak:.0f} MB; {report_bytes / 1e6:.1f} MB in "
-          f"{report_files} files, index.html {index_bytes / 1e6:.1f} MB", flush=True)
+          f"{report_files} files; index.html {index_bytes / 1e6:.2f} MB "
+          f"({index_bytes / cells:.0f} bytes per cell; budget {budget:.2f} MB), "
+          f"a benchmark's page and data {page_bytes / 1e3:.1f} KB "
+          f"({page_bytes / len(THREADS) / 1e3:.1f} KB per cell)", flush=True)
+
+    wall, _, out = measured([__file__, "--step", "open", str(work)], work)
+    found["opening"] = float(re.search(r"^opened index.html (\S+) s", out, re.M).group(1))
+    print(f"N={cells}: in headless Chromium (started: {wall:.1f} s in all): "
+          + "; ".join(line.removeprefix("opened ") for line in out.splitlines()
+                      if line.startswith(("opened ", "  "))), flush=True)
     return found
 
 
@@ -226,7 +282,7 @@ def main() -> int:
     if sys.argv[1:2] == ["--peak"]:
         return peak(sys.argv[2:])
     if sys.argv[1:2] == ["--step"]:
-        {"analyse": analyse, "report": report}[sys.argv[2]](Path(sys.argv[3]))
+        {"analyse": analyse, "report": report, "open": open_pages}[sys.argv[2]](Path(sys.argv[3]))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])

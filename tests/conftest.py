@@ -56,6 +56,14 @@ def run_campaign(work: Path, *args: str, campaign: Path | None = None, plain: bo
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT, **kwargs)
 
 
+def report_text(results: Path) -> str:
+    """Every page of a campaign's report (``results``: ``results/<campaign>``), one text: the
+    first page, then each benchmark's and each machine's page."""
+    report = results / "report"
+    return "\n".join(page.read_text() for page in [report / "index.html",
+                                                    *sorted(report.glob("*/*.html"))])
+
+
 def preset(name: str) -> str:
     """The synthetic topology string of a machine preset."""
     return yaml.safe_load((ROOT / "pinbench" / "workflow" / "presets" / f"{name}.yaml").read_text())["topology"]

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 import yaml
-from conftest import ROOT, run_campaign, run_record
+from conftest import ROOT, report_text, run_campaign, run_record
 
 from pinbench.stats.runtimes import compare_compilers, lines
 from pinbench.workflow.campaign import ConfigError, load_campaign
@@ -88,4 +88,4 @@ def test_a_campaign_compares_its_compilers(tmp_path):
     assert {(r["compiler"], r["against"], r["benchmark"], r["strategy"]) for r in rows} == {
         ("clang", "gcc", "spin", "os"), ("clang", "gcc", "spin", "compact")}
     assert all(r["verdict"] in ("slower", "faster", "no measurable difference") for r in rows)
-    assert "Compilers side by side" in (results / "report" / "index.html").read_text()
+    assert "Compilers side by side" in report_text(results)

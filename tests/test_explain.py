@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, compile_c, run_record
+from conftest import ROOT, compile_c, report_text, run_record
 from conftest import run_campaign
 
 from pinbench.measure.explain import explain_environment, read_record
@@ -395,7 +395,7 @@ def test_campaign_with_explained_runs(tmp_path):
     assert kernel_os["time_source"] == "regex" and 0.1 < float(kernel_os["printed_share"]) < 0.6
     assert kernel_os["reproduces"] == "True" and kernel_compact["reproduces"] == "False"
     assert kernel_compact["not_applicable"].startswith("the explained runs took 0.21")
-    report = (results / "report" / "index.html").read_text()
+    report = report_text(results)
     assert "Why a placement wins" in report and "redirected to libomp" in report
     assert "Time base: the whole run, of which the printed time is" in report
     assert "compact beats os" not in report

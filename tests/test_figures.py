@@ -1,4 +1,5 @@
-"""The report's figures: drawn once each (fixed geometry, no tight bounding box), with
+"""The report's matplotlib figures (the cells' figures, drawn by the pages' script, are
+tested in tests/test_report.py): drawn once each (fixed geometry, no tight bounding box), with
 everything they draw (tick labels, axis labels, legends outside the axes) inside the figure."""
 import numpy as np
 import pytest
@@ -8,21 +9,14 @@ from pinbench.report import figures
 
 NAMES = ["os", "random", "compact (+1)", "scatter", "lp-compact", "lp-scatter (+1)", "gp",
          "lpgp", "gplp", "hierarchical"]
-BUSY = "other processes > 10% of the CPUs"
 
 
 def cases():
     rng = np.random.default_rng(3)
-    times = {n: list(12.5 + rng.random(35)) for n in NAMES}
-    order = {n: [(int(i), 0.0105 + 0.001 * rng.random(), i % 7 == 0)
-                 for i in rng.permutation(350)[:35]] for n in NAMES}
     parts = {n: {"T_1": 0.1, "idle": 0.01, "inflation": -0.003, "waits": 0.002} for n in NAMES}
     series = {n: {p: {"speedup_max": p, "speedup_idle": 0.9 * p, "speedup_inflation": 0.8 * p,
                       "speedup_actual": 0.7 * p} for p in (1, 2, 4)} for n in NAMES}
     return {
-        "distribution": lambda: figures.distribution(times, {"Title": "t"}),
-        "distribution, one strategy": lambda: figures.distribution({"os": [0.01]}),
-        "run_order": lambda: figures.run_order(order, BUSY, {"Title": "t"}),
         "heatmap": lambda: figures.heatmap(rng.random((8, 8)) * 123456.0),
         "heatmap, 64 threads": lambda: figures.heatmap(rng.random((64, 64))),
         "breakdown": lambda: figures.breakdown(parts),

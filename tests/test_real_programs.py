@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from markupsafe import escape
-from conftest import ROOT, run_campaign
+from conftest import ROOT, report_text, run_campaign
 from test_launcher import job, placement
 
 from pinbench.measure import outputs
@@ -132,7 +132,7 @@ def test_no_explanation_contradicts_the_timing_verdict(measured):
     table = read_explain(results / "stats" / "explain.csv")
     verdict_of = verdicts_by_cell(read_verdicts(results / "stats" / "verdicts.csv"))
     terminal = (results / "stats" / "explain.txt").read_text()
-    report = (results / "report" / "index.html").read_text()
+    report = report_text(results)
     assert terminal in run.stdout
     found = cells(table)
     assert {bench for _, bench in found} == {"is-S", "ep-S", "xslookup-small", "xslookup-large"}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, campaign_command, run_campaign
+from conftest import ROOT, campaign_command, report_text, run_campaign
 
 from pinbench.measure.journal import read_lines
 
@@ -93,7 +93,7 @@ def test_a_campaign_on_a_slurm_node_survives_scancel_and_reports_both_machines(c
     assert {r["machine"] for r in runs} == {"node", "here"}
     environment = json.loads((results / "node" / "environment.json").read_text())
     assert environment["slurm_node"] == cluster.node and environment["slurm_job_id"].isdigit()
-    html = (results / "report" / "index.html").read_text()
+    html = report_text(results)
     assert "node" in html and "here" in html and environment["slurm_job_id"] in html
     assert f"{2 * REPETITIONS} runs on {cluster.node}, 0 failed; placement verification: " \
         in html  # each machine's section states its runs and verification counts

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 import yaml
-from conftest import DATA, run_campaign
+from conftest import DATA, report_text, run_campaign
 from likwid_machine import FakedLikwid
 
 from pinbench.place.domains import PlacementError
@@ -154,7 +154,7 @@ def test_a_campaign_measures_its_own_placements_verified(tmp_path):
     assert {row["verification"] for row in rows if row["strategy"] != "os"} == {"ok"}
     # every run's counters (tests/test_counters.py), shown per experiment in the report
     assert all(json.loads(row["counters"])["page_faults"] > 0 for row in rows)
-    report = (results / "report" / "index.html").read_text()
+    report = report_text(results)
     assert "backwards" in report
     # a hybrid machine's kinds, and the kind each placement's threads are on (test_cpu_kinds)
     assert "CPU kinds: IntelCore 12 PUs (most efficient), IntelAtom 8 PUs" in report

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, campaign_command, run_campaign
+from conftest import ROOT, campaign_command, report_text, run_campaign
 
 from pinbench.measure.journal import read_lines
 from pinbench.results.formats import CURRENT
@@ -191,7 +191,7 @@ def test_study_machines_are_planned_without_running_anything(tmp_path):
     results = work / "results" / "study-plan"
     assert sorted(p.name for p in results.iterdir()) == [
         "ccnuma96", "core2", "logs", "nehalem", "report", "timings"]
-    assert "Thread → PU: 0 24 48 72 6 30 54 78" in (results / "report" / "index.html").read_text()
+    assert "Thread → PU: 0 24 48 72 6 30 54 78" in report_text(results)
     assert not list(results.glob("*/runs")) and not list(results.glob("*/journal"))
     assert [p.name for p in results.glob("*/bin/*")] == ["pairs.traced"] * 3  # traced builds only
     placing = sorted(p.name for p in (results / "timings" / "place").rglob("*.tsv"))
@@ -295,7 +295,7 @@ def test_oversubscribed_campaign_models_end_to_end(tmp_path):
     models = read_csv(results / "stats" / "models.csv")
     medians = [m for m in models if m["quantity"] in ("time_median", "cost_median")]
     assert {m["strategy"] for m in medians if m["model"]} == {"os", "compact", "scatter"}
-    report = (results / "report" / "index.html").read_text()
+    report = report_text(results)
     for strategy in ("os", "compact", "scatter"):
         mine = [m for m in medians if m["strategy"] == strategy]
         chosen = [m for m in mine if m["selected"] == "True"]

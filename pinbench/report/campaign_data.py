@@ -10,7 +10,7 @@ import base64
 import json
 import re
 import subprocess
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +44,19 @@ def campaign_runs(layout: Layout) -> list[RunRecord]:
     """Every run of the campaign (none when nothing was measured)."""
     path = Path(layout.all_runs)
     return read_runs([path]) if path.exists() else []
+
+
+def run_counts(runs: list[RunRecord]) -> dict:
+    """Totals over the campaign's (or one machine's) runs, the verification results counted."""
+    return {
+        "runs": len(runs),
+        "failed": sum(not r.ok for r in runs),
+        "misplaced": sum(r.misplaced for r in runs),
+        "first": min((r.started_at for r in runs), default=None),
+        "last": max((r.started_at for r in runs), default=None),
+        "verification": dict(sorted(Counter(r.verification for r in runs).items())),
+        "hosts": sorted({r.host for r in runs if r.host}),
+    }
 
 
 def lstopo_image(topology_xml: Path) -> str | None:
@@ -159,13 +172,16 @@ def counter_medians(runs: list[RunRecord], label: dict[str, str]) -> dict:
 
 
 def benchmark_sections(cells: list[dict], runs: list[RunRecord], scores: dict[tuple, dict],
-                       quiet_threshold: float, metadata: dict | None = None) -> list[dict]:
-    """Per (machine, benchmark, threads): the strategies' table, its notes and the two figures.
+                       quiet_threshold: float) -> list[dict]:
+    """Per (machine, benchmark, threads): the strategies' table, its notes, its counters and
+    the data of its two figures, drawn by the page (``report.js``).
 
     ``scores`` (:func:`placement_scores`) adds each strategy's J and core pairs to its row;
     each distinct warning of the table is one note (``notes``), its rows name it by number
-    (``note_marks``). In the run-order plot a run during which other processes used more
-    than ``quiet_threshold`` of the CPUs is ringed. ``metadata`` goes into the figures.
+    (``note_marks``). ``series``: one per experiment, its usable runs as ``[order index,
+    time, busy]`` (busy: other processes used more than ``quiet_threshold`` of the CPUs
+    during the run; the run-order plot rings it); ``figure``: the section's id, under which
+    the page's data holds the series (None without a usable run).
     """
     by_key: dict[tuple, list[dict]] = defaultdict(list)
     for cell in cells:
@@ -173,7 +189,6 @@ def benchmark_sections(cells: list[dict], runs: list[RunRecord], scores: dict[tu
     runs_by_key: dict[tuple, list[RunRecord]] = defaultdict(list)
     for run in runs:
         runs_by_key[(run.machine, run.benchmark, run.threads)].append(run)
-    busy_label = f"other processes > {quiet_threshold:.0%} of the CPUs"
     sections = []
     for key in sorted(by_key):
         usable = [r for r in runs_by_key[key] if r.counts]
@@ -181,31 +196,22 @@ def benchmark_sections(cells: list[dict], runs: list[RunRecord], scores: dict[tu
         label = {r.strategy: r.strategy + (f" (+{len(r.stands_for.split())})" if r.stands_for
                                            else "") for r in runs_by_key[key]}
         measured = [c["strategy"] for c in by_key[key] if c["strategy"] in label]
-        times = {label[s]: [r.time_s for r in usable if r.strategy == s] for s in measured}
-        order = {label[s]: [(r.order_index, r.time_s, (r.other_cpu or 0) > quiet_threshold)
-                            for r in usable if r.strategy == s] for s in measured}
+        series = [{"label": label[s],
+                   "runs": [[r.order_index, float(f"{r.time_s:.6g}"),
+                             int((r.other_cpu or 0) > quiet_threshold)]
+                            for r in usable if r.strategy == s]} for s in measured]
         marks, notes = warning_notes(by_key[key])
         rows = [cell | {"note_marks": mark} for cell, mark in zip(by_key[key], marks)]
-        meta = (metadata or {}) | {"Title": f"{key[1]}, {key[2]} threads, {key[0]}"}
+        drawn = any(s["runs"] for s in series)
         sections.append({
             "machine": key[0], "benchmark": key[1], "threads": key[2], "cells": rows,
             "notes": notes, "smt": any(c.get("core_pairs") for c in by_key[key]),
-            "busy_runs": sum(b for points in order.values() for _, _, b in points),
-            "distribution": figures.distribution(times, meta) if any(times.values()) else None,
-            "run_order": figures.run_order(order, busy_label, meta)
-            if any(order.values()) else None,
+            "busy_runs": sum(busy for s in series for *_, busy in s["runs"]),
+            "figure": f"{key[0]}-t{key[2]}" if drawn else None, "series": series,
             "figure_names": {kind: figure_name(*key, kind) for kind in ("times", "order")},
             "counters": counter_medians(usable, label),
         })
     return sections
-
-
-def by_benchmark(sections: list[dict]) -> list[dict]:
-    """The sections grouped by benchmark (one ``<details>`` each), in benchmark order."""
-    groups: dict[str, list[dict]] = defaultdict(list)
-    for section in sections:
-        groups[section["benchmark"]].append(section)
-    return [{"benchmark": bench, "sections": groups[bench]} for bench in sorted(groups)]
 
 
 def _topology(layout: Layout, machine: str) -> Topology | None:
@@ -281,7 +287,7 @@ def heatmaps(layout: Layout, machine: str, metadata: dict | None = None) -> list
         except MatrixError:
             continue
         meta = (metadata or {}) | {"Title": f"affinity matrix of {bench}, {len(matrix)} threads"}
-        found.append({"benchmark": bench, "threads": len(matrix),
+        found.append({"machine": machine, "benchmark": bench, "threads": len(matrix),
                       "svg": figures.heatmap(np.asarray(matrix), meta),
                       "figure_name": figure_name(machine, bench, len(matrix), "affinity")})
     return found

@@ -2,12 +2,13 @@
 
 ``report/overview.csv`` and ``overview.md`` (the first screen's matrix, one row per
 (benchmark, threads, machine, strategy) in CSV, the matrix itself in Markdown),
-``report/summary.csv`` and ``summary.md`` (the study's Tables 1-3), and every figure
-as ``report/figures/<name>.svg``; paths from :class:`pinbench.results.layout.Layout`.
+``report/summary.csv`` and ``summary.md`` (the study's Tables 1-3), and the affinity
+matrices' figures as ``report/figures/<name>.svg`` (the figures a page draws itself are
+saved from the page: ``report.js``); paths from :class:`pinbench.results.layout.Layout`.
 Like hyperfine's exports, each file carries the campaign's metadata: CSV files as
 leading ``# key: value`` lines (``pandas.read_csv(..., comment="#")`` skips them),
 Markdown as a first paragraph, SVG files as Dublin Core metadata (set by
-:mod:`pinbench.report.figures`).
+:mod:`pinbench.report.figures`; a figure saved from a page, as its title and description).
 """
 from __future__ import annotations
 
@@ -131,22 +132,27 @@ def summary_markdown(summary: list[dict], meta: dict[str, str]) -> str:
         ("\n" if notes else "")
 
 
-def write_exports(layout: Layout, matrix: dict, summary: list[dict], figures: dict[str, str],
-                  meta: dict[str, str]) -> list[Path]:
-    """Write the tables and figures beside the report; return the paths written.
-
-    ``figures``: figure name -> SVG text.
-    """
-    files = {
-        layout.report_table("overview", "csv"): csv_text(flat_rows(matrix), FLAT_COLUMNS, meta),
-        layout.report_table("overview", "md"): overview_markdown(matrix, meta),
-        layout.report_table("summary", "csv"): csv_text(summary, SUMMARY_COLUMNS, meta),
-        layout.report_table("summary", "md"): summary_markdown(summary, meta),
-    }
-    files |= {layout.report_figure(name): SVG_PROLOG + svg for name, svg in figures.items()}
+def _write(files: dict[str, str]) -> list[Path]:
     written = []
     for path, text in files.items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
         written.append(Path(path))
     return written
+
+
+def write_tables(layout: Layout, matrix: dict, summary: list[dict],
+                 meta: dict[str, str]) -> list[Path]:
+    """Write the overview's and the summary's tables beside the report; return their paths."""
+    return _write({
+        layout.report_table("overview", "csv"): csv_text(flat_rows(matrix), FLAT_COLUMNS, meta),
+        layout.report_table("overview", "md"): overview_markdown(matrix, meta),
+        layout.report_table("summary", "csv"): csv_text(summary, SUMMARY_COLUMNS, meta),
+        layout.report_table("summary", "md"): summary_markdown(summary, meta),
+    })
+
+
+def write_figures(layout: Layout, figures: dict[str, str]) -> list[Path]:
+    """Write figures (name -> inline SVG text, metadata in it) as SVG files beside the
+    report; return their paths."""
+    return _write({layout.report_figure(name): SVG_PROLOG + svg for name, svg in figures.items()})

@@ -1,4 +1,6 @@
-"""Figures of the report, drawn with matplotlib and returned as inline SVG text.
+"""Figures of the report drawn with matplotlib, returned as inline SVG text: affinity
+matrices, the explained runs' breakdowns and speedups, the scalability models. (The two
+figures of every cell are drawn in the browser from the page's data: ``report.js``.)
 
 No text that comes from a campaign file or a benchmark's output is drawn into
 a figure: labels are strategy names (a fixed vocabulary), numbers and fixed
@@ -62,50 +64,6 @@ def _svg(fig, metadata: dict | None = None) -> str:
                 | (metadata or {}))
     text = buffer.getvalue()
     return text[text.index("<svg"):]  # drop the XML prolog and DOCTYPE for inlining
-
-
-def distribution(times: dict[str, list[float]], metadata: dict | None = None) -> str:
-    """Box plot of run times per strategy with every run as a point (jittered; one
-    collection for all the points, each strategy's in its colour)."""
-    names = list(times)
-    fig, ax = _axes(0.5 + 0.9 * len(names), 2.8)
-    data = [times[n] for n in names]
-    ax.boxplot(data, tick_labels=names, showfliers=False, widths=0.5,
-               medianprops={"color": "black"})
-    rng = np.random.default_rng(0)
-    xs, ys, colours = [], [], []
-    for index, values in enumerate(data, start=1):
-        xs.append(index + rng.uniform(-0.15, 0.15, len(values)))
-        ys.extend(values)
-        colours.extend([PALETTE[(index - 1) % 10]] * len(values))
-    if ys:
-        ax.scatter(np.concatenate(xs), ys, s=9, alpha=0.6, c=colours, zorder=3)
-    ax.set_ylabel("run time (s)")
-    return _svg(fig, metadata)
-
-
-def run_order(series: dict[str, list[tuple[int, float, bool]]], busy_label: str = "",
-              metadata: dict | None = None) -> str:
-    """Run time against order index, one colour per strategy: drift shows as a trend.
-
-    Each point is (order index, time, busy): a busy run (other processes loaded the
-    machine during it) is drawn as a ring around its point, ``busy_label`` in the legend.
-    The legend sits right of the axes, outside the data.
-    """
-    busy = [(o, t) for points in series.values() for o, t, b in points if b]
-    busy_label = busy_label or "busy machine"
-    fig, ax = _axes(4.9, 2.8, legend_width([*series, *([busy_label] if busy else [])], 8))
-    for index, (name, points) in enumerate(series.items()):
-        order, times, _ = zip(*sorted(points)) if points else ((), (), ())
-        ax.plot(order, times, "o", ms=3, label=name, color=PALETTE[index % 10], alpha=0.8)
-    if busy:
-        ax.scatter(*zip(*busy), s=60, facecolors="none", edgecolors="black", linewidths=0.8,
-                   label=busy_label, zorder=4)
-    ax.set_xlabel("order of the run in the measurement job")
-    ax.set_ylabel("run time (s)")
-    ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              borderaxespad=0)
-    return _svg(fig, metadata)
 
 
 def heatmap(matrix: np.ndarray, metadata: dict | None = None) -> str:

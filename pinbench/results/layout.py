@@ -23,9 +23,12 @@
       stats/cells.csv, summary.csv, summary.txt, stats.json, verdicts.csv, comparisons.csv
       stats/explain.csv, explain.txt                      idle time, work inflation (OMPT), readings
       stats/models.csv, models.txt                        scalability models (Extra-P), summary
-      report/index.html
+      report/index.html                                   the report's first page: the overview
+      report/benchmarks/<bench>.html, <bench>.js          a benchmark's page and its figures' data
+      report/machines/<machine>.html                      a machine's page
+      report/report.js                                    draws the pages' figures from their data
       report/overview.csv, overview.md, summary.csv, summary.md   the tables, for papers
-      report/figures/<machine>-<bench>-t<N>-<kind>.svg           the report's figures
+      report/figures/<machine>-<bench>-t<N>-affinity.svg         the affinity matrices' figures
       timings/<stage>[/<machine>/<bench>/t<N>].tsv        each job's wall time (Snakemake)
       logs/<rule>.log
 
@@ -50,6 +53,9 @@ def sidecar_path(matrix_csv: Path | str) -> Path:
     return Path(matrix_csv).with_suffix(".json")
 
 
+#: The report's pages beside its ``index.html``, by kind (each in the report's folder of that
+#: name): one per benchmark, one per machine.
+REPORT_PAGES = ("benchmarks", "machines")
 #: The analysis' files (``stats/`` of a campaign; the OUTDIR of ``pinbench analyse``).
 STATS_FILES = {"cells": "cells.csv", "summary": "summary.csv", "tables": "summary.txt",
                "json": "stats.json", "verdicts": "verdicts.csv",
@@ -211,14 +217,34 @@ class Layout:
     def report_index(self) -> str:
         return f"{self.root}/report/index.html"
 
+    @staticmethod
+    def report_href(kind: str, name: str, ext: str = "html") -> str:
+        """A page of the report (``ext`` html) or its data (js), relative to the report's
+        folder: ``kind`` one of :data:`REPORT_PAGES`, ``name`` a benchmark's or a machine's."""
+        return f"{kind}/{name}.{ext}"
+
+    def report_page(self, kind: str, name: str, ext: str = "html") -> str:
+        """A page of the report beside ``index.html`` (:meth:`report_href`)."""
+        return f"{self.root}/report/{self.report_href(kind, name, ext)}"
+
+    @property
+    def report_script(self) -> str:
+        """The script the pages share: it draws each page's figures from the page's data."""
+        return f"{self.root}/report/report.js"
+
     def report_table(self, name: str, fmt: str) -> str:
         """A table of the report exported beside it: ``name`` ``overview`` or ``summary``,
         ``fmt`` ``csv`` or ``md``."""
         return f"{self.root}/report/{name}.{fmt}"
 
+    @property
+    def report_figures(self) -> str:
+        """The folder of the report's figures as SVG files."""
+        return f"{self.root}/report/figures"
+
     def report_figure(self, name: str) -> str:
         """A figure of the report as an SVG file."""
-        return f"{self.root}/report/figures/{name}.svg"
+        return f"{self.report_figures}/{name}.svg"
 
     def timing(self, stage: str, machine: str | None = None, bench: str | None = None,
                threads=None) -> str:
