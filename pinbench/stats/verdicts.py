@@ -38,6 +38,7 @@ report names a winner in k of n cells" may say.
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
@@ -221,8 +222,11 @@ def report_wide(verdicts: list[dict], comparisons: list[dict], alpha: float) -> 
         row.update(decided.get((*(row[k] for k in cell), row["experiment"]),
                                {"p_report": None, "faster_report": False,
                                 "detectable_report": None}))
+    by_cell: dict[tuple, list[dict]] = defaultdict(list)
+    for test, c in tests.items():
+        by_cell[test[:3]].append(c | decided[test])
     for verdict in verdicts:
-        mine = [tests[t] | decided[t] for t in tests if t[:3] == tuple(verdict[k] for k in cell)]
+        mine = by_cell.get(tuple(verdict[k] for k in cell), [])
         best = max((c for c in mine if c["faster_report"]), default=None,
                    key=lambda c: (c["speedup_median"], -c["p_report"]))
         verdict.update(tests_report=len(tests), best_report=best["experiment"] if best else "",
