@@ -70,6 +70,22 @@ def test_a_signal_ends_the_run_under_way_and_the_next_call_resumes(tmp_path, sig
     assert sorted(r.repetition for r in read_runs([tmp_path / "t.csv"])) == [0, 1, 2]
 
 
+def test_a_workflow_gone_before_the_measuring_process_looked_stops_it(tmp_path):
+    """Snakemake killed while its measuring process starts: the process it names is gone
+    before the measuring process watches it, which then stops before its first run instead
+    of measuring its whole cell."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    env = dict(os.environ, PINBENCH_WORKFLOW=f"{os.uname().nodename} {gone.pid}")
+    proc = subprocess.run(measuring_command(tmp_path), env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        "python -m pinbench.measure: stopped (the workflow's process ended): the run under way "
+        "is not journaled, the finished ones are; the next call resumes"], proc.stderr
+    assert not (tmp_path / "pids").exists()
+
+
 def slow_campaign(work: Path) -> Path:
     """A campaign of one measurement job of 12 runs of about RUN_S each."""
     work.mkdir(parents=True, exist_ok=True)

@@ -110,12 +110,18 @@ def mark_workflow() -> None:
 @functools.cache
 def workflow_fd() -> int:
     """A pidfd of the workflow's process on this host (readable once it exits), opened once;
-    -1 when there is none to watch (another host, not running, no variable)."""
+    -1 when there is none to watch (another host, no variable, no pidfds). A workflow gone
+    already (killed while this process started) gives a descriptor readable at once: the
+    read end of a pipe whose write end is closed."""
     host, _, pid = os.environ.get(WORKFLOW_VARIABLE, "").partition(" ")
     if host != os.uname().nodename or not pid.isdigit():
         return -1
     try:
         return os.pidfd_open(int(pid))
+    except ProcessLookupError:
+        read, write = os.pipe2(os.O_CLOEXEC)
+        os.close(write)
+        return read
     except OSError:
         return -1
 
