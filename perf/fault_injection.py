@@ -6,8 +6,9 @@ the measuring process, the launcher), up to its runs table: a benchmark of this 
 (every thread spins 0.1 s) at 1 thread and at every PU, the default strategies, 3 repetitions
 (two measurement jobs; 18 runs on a 2-PU machine, where compact and scatter place alike and are
 measured once). Topology, placements and build are made once, in a template each trial copies.
-At a random moment (after a random number of journaled runs, then a random part of a run) it
-injects one fault:
+At a random moment (after a random number of journaled runs, then a random part of a run; for
+a quarter of the kills, signals and full disks, the instant the first measuring process appears)
+it injects one fault:
 
 - ``kill -9 measuring``, ``kill -9 snakemake``, ``kill -9 group``: SIGKILL to the measuring
   process under way, to Snakemake (``pinbench run``) alone, or to its whole process group;
@@ -83,6 +84,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGN, MACHINE, BENCH = "faults", "here", "spin"
 LAYOUT = Layout.of(CAMPAIGN)
 RUN_MS, REPETITIONS, TIMEOUT_S = 100, 3, 2
+#: The share of the trials of a kill, a stop signal or a full disk that inject it the instant
+#: the first measuring process appears (its start-up: where two faults were found).
+START_SHARE = 0.25
 MEASURING = "python -m pinbench.measure"
 
 #: The benchmark: every thread spins MS milliseconds; each run first appends its pid to LOG
@@ -376,6 +380,8 @@ class Trial:
         # run; a misbehaving program is told at once (the next run reads it)
         after = rng.randrange(total - 2)
         delay = 0.0 if self.fault.failure else rng.uniform(0, RUN_MS / 1000)
+        if not self.fault.failure and rng.random() < START_SHARE:  # the instant it starts
+            after, delay = 0, 0.0
         with open(campaign.folder / f"{self.name}-fault.txt", "w") as out:
             self.proc = subprocess.Popen(campaign.command(campaign.work, LAYOUT.all_runs),
                                          cwd=ROOT, env=campaign.env, stdout=out,
@@ -384,8 +390,9 @@ class Trial:
             fault_status = self.proc.wait(timeout=600)
         trigger = campaign.work / "trigger"
         reached = bool(injected) and not trigger.exists()  # a run read a misbehaviour
-        when = f"after {after} runs +{delay:.2f} s" if reached else \
-            "the call ended before the fault reached it"
+        when = "the call ended before the fault reached it" if not reached else \
+            "as the first measuring process started" if not (after or delay) else \
+            f"after {after} runs +{delay:.2f} s"
         trigger.unlink(missing_ok=True)
         stopped = time.monotonic()
         while self.left() and time.monotonic() - stopped < 60:
