@@ -391,7 +391,8 @@ class Trial:
         trigger = campaign.work / "trigger"
         reached = bool(injected) and not trigger.exists()  # a run read a misbehaviour
         when = "the call ended before the fault reached it" if not reached else \
-            "as the first measuring process started" if not (after or delay) else \
+            "as the first measuring process started" if not (
+                after or delay or self.fault.failure) else \
             f"after {after} runs +{delay:.2f} s"
         trigger.unlink(missing_ok=True)
         stopped = time.monotonic()

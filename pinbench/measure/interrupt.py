@@ -3,12 +3,13 @@
 :func:`install` (``python -m pinbench.measure``, before its imports) handles the three
 signals; a stop while the process starts is noted and raised once it can be said in one line
 (:func:`started`, in ``main``). Outside a run a signal raises :class:`Interrupted` at once
-(waiting for the machine lock or a quiet machine ends there). From the start of a run to its journaled record (:func:`journaling`) it
-is only noted: the wait for the launcher's reply (:meth:`pinbench.measure.launcher.Launcher.send`)
-also watches :func:`wake_fd`, which the signal makes readable, and on it asks the launcher
-to kill the run (and whatever the run left) and raises :class:`Interrupted`; a run whose
-reply is there already is journaled first, then the section raises. A run is thus journaled
-whole or not at all, and the next call measures only the runs the journal lacks.
+(waiting for the machine lock or a quiet machine ends there). From the start of a run to its
+journaled record (:func:`journaling`) it is only noted: the wait for the launcher's reply
+(:meth:`pinbench.measure.launcher.Launcher.send`) also watches :func:`wake_fd`, which the
+signal makes readable, and on it asks the launcher to kill the run (and whatever the run left)
+and raises :class:`Interrupted`; a run whose reply is there already is journaled first, then
+the section raises. A run is thus journaled whole or not at all, and the next call measures
+only the runs the journal lacks.
 
 The workflow's process (``pinbench run`` or ``snakemake``) says who it is in
 :data:`WORKFLOW_VARIABLE` (``host pid``, :func:`mark_workflow`, from the Snakefile): its jobs'
@@ -16,7 +17,8 @@ measuring processes on the same host also stop when it is gone (killed with SIGK
 no signal reaches them): :func:`workflow_fd` is a pidfd the same wait watches. Snakemake
 itself, asked to stop, waits for its running jobs; :func:`stop_measurements` is what its
 process calls first (:func:`pinbench.workflow.snakemake_adapter.forward_stops`), so that they
-stop promptly.
+stop promptly; one still starting gets the signal once it handles it (:func:`installed`), and
+the measure rule starts it with the stop signals ignored until then.
 """
 from __future__ import annotations
 
