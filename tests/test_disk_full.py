@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from test_interrupts import measuring_command, wait_for
 
+from pinbench import full_disk
 from pinbench.measure.cli import MIN_FREE_BYTES
 from pinbench.measure.journal import read_lines
 from pinbench.results.runs import read_runs
@@ -19,27 +20,14 @@ from pinbench.results.runs import read_runs
 
 @contextlib.contextmanager
 def small_file_system(path: Path, size: int):
-    """A tmpfs of ``size`` bytes at ``path``."""
-    path.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=True)
-
-
-def fill(folder: Path) -> Path:
-    """Write a file in ``folder`` until its file system is full."""
-    filler = folder / "filler"
-    with open(filler, "wb") as handle:
-        with contextlib.suppress(OSError):
-            while True:
-                handle.write(b"\0" * (1 << 20))
-                handle.flush()
-    return filler
+    """:func:`pinbench.full_disk.small_file_system`; the test is skipped where mounting is not
+    allowed."""
+    with contextlib.ExitStack() as stack:
+        try:
+            mounted = stack.enter_context(full_disk.small_file_system(path, size))
+        except full_disk.CannotMount as exc:
+            pytest.skip(f"cannot mount a tmpfs here: {exc}")
+        yield mounted
 
 
 def test_a_job_does_not_start_on_a_file_system_without_room(tmp_path):
@@ -66,7 +54,7 @@ def test_a_disk_that_fills_during_a_job_ends_it_in_one_line_and_it_resumes(tmp_p
         command[command.index("--spec") + 1] = noisy
         proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
         wait_for(lambda: len(read_lines(fs / "j.jsonl")) >= 3)
-        filler = fill(fs)
+        filler = full_disk.fill(fs)
         _, stderr = proc.communicate(timeout=60)
         assert proc.returncode == 1, stderr
         last = stderr.splitlines()[-1]

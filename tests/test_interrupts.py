@@ -15,6 +15,7 @@ import yaml
 from conftest import ROOT, campaign_command, run_campaign
 from test_launcher import _alive
 
+from pinbench.measure import interrupt
 from pinbench.measure.journal import read_lines
 from pinbench.results.runs import read_runs
 
@@ -68,6 +69,74 @@ def test_a_signal_ends_the_run_under_way_and_the_next_call_resumes(tmp_path, sig
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming: 1 of 3 runs already journaled" in resumed.stderr
     assert sorted(r.repetition for r in read_runs([tmp_path / "t.csv"])) == [0, 1, 2]
+
+
+def test_a_workflow_gone_before_the_measuring_process_looked_stops_it(tmp_path):
+    """Snakemake killed while its measuring process starts: the process it names is gone
+    before the measuring process watches it, which then stops before its first run instead
+    of measuring its whole cell."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    env = dict(os.environ, PINBENCH_WORKFLOW=f"{os.uname().nodename} {gone.pid}")
+    proc = subprocess.run(measuring_command(tmp_path), env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        "python -m pinbench.measure: stopped (the workflow's process ended): the run under way "
+        "is not journaled, the finished ones are; the next call resumes"], proc.stderr
+    assert not (tmp_path / "pids").exists()
+
+
+#: Imported first (``sitecustomize``): the measuring process signals itself while it imports
+#: its command-line module, as a stop that comes while it starts.
+STOP_WHILE_STARTING = """
+import os, signal, sys
+class Stop:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pinbench.measure.cli":
+            os.kill(os.getpid(), signal.{signal})
+sys.meta_path.insert(0, Stop())
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_while_the_measuring_process_starts_is_said_in_one_line(tmp_path, signum):
+    """Snakemake passes a stop on to its measuring processes, one maybe still importing: no
+    traceback (SIGINT) and no silent death (SIGTERM), the line of a stop, no run started."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        STOP_WHILE_STARTING.format(signal=signal.Signals(signum).name))
+    env = dict(os.environ, PYTHONPATH=str(hook))
+    proc = subprocess.run(measuring_command(tmp_path), env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 128 + signum, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"python -m pinbench.measure: stopped ({signal.Signals(signum).name}): the run under "
+        "way is not journaled, the finished ones are; the next call resumes"], proc.stderr
+    assert not (tmp_path / "pids").exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_passed_on_waits_until_a_measuring_process_handles_it(tmp_path, signum):
+    """Snakemake passes a stop on (:func:`stop_measurements`) to a measuring process that
+    has not yet installed its handlers (here: still in Python's start-up, for 0.5 s): it gets
+    the signal once they are, and says so in one line."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text("import time\ntime.sleep(0.5)\n")
+    env = dict(os.environ, PYTHONPATH=str(hook))
+    proc = subprocess.Popen(measuring_command(tmp_path), env=env, stderr=subprocess.PIPE,
+                            text=True)
+    wait_for(lambda: interrupt.MEASURING_MODULE in Path(f"/proc/{proc.pid}/cmdline")
+             .read_bytes().split(b"\0"))
+    assert not interrupt.installed(proc.pid)
+    assert interrupt.stop_measurements(os.getpid(), signum) == [proc.pid]
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signum, stderr
+    assert stderr.splitlines() == [
+        f"python -m pinbench.measure: stopped ({signal.Signals(signum).name}): the run under "
+        "way is not journaled, the finished ones are; the next call resumes"], stderr
 
 
 def slow_campaign(work: Path) -> Path:

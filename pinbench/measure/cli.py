@@ -58,7 +58,7 @@ def free_bytes(path: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run (or resume) one measurement job and write its runs table."""
     startup_s = process_age_s()
-    interrupt.install()
+    interrupt.install()  # done already by ``python -m pinbench.measure``, before its imports
     parser = argparse.ArgumentParser(prog=ME, description=main.__doc__)
     parser.add_argument("--spec", required=True,
                         help="the job's settings as JSON "
@@ -96,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                 log.flush()
 
     try:
+        interrupt.started()
         if args.log:
             args.log.parent.mkdir(parents=True, exist_ok=True)
             log = args.log.open("a")

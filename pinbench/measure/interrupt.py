@@ -1,13 +1,15 @@
 """How a measuring process stops when asked: SIGINT, SIGTERM or SIGHUP, or its workflow gone.
 
-:func:`install` (the measuring process's ``main``) handles the three signals. Outside a run
-a signal raises :class:`Interrupted` at once (waiting for the machine lock or a quiet
-machine ends there). From the start of a run to its journaled record (:func:`journaling`) it
-is only noted: the wait for the launcher's reply (:meth:`pinbench.measure.launcher.Launcher.send`)
-also watches :func:`wake_fd`, which the signal makes readable, and on it asks the launcher
-to kill the run (and whatever the run left) and raises :class:`Interrupted`; a run whose
-reply is there already is journaled first, then the section raises. A run is thus journaled
-whole or not at all, and the next call measures only the runs the journal lacks.
+:func:`install` (``python -m pinbench.measure``, before its imports) handles the three
+signals; a stop while the process starts is noted and raised once it can be said in one line
+(:func:`started`, in ``main``). Outside a run a signal raises :class:`Interrupted` at once
+(waiting for the machine lock or a quiet machine ends there). From the start of a run to its
+journaled record (:func:`journaling`) it is only noted: the wait for the launcher's reply
+(:meth:`pinbench.measure.launcher.Launcher.send`) also watches :func:`wake_fd`, which the
+signal makes readable, and on it asks the launcher to kill the run (and whatever the run left)
+and raises :class:`Interrupted`; a run whose reply is there already is journaled first, then
+the section raises. A run is thus journaled whole or not at all, and the next call measures
+only the runs the journal lacks.
 
 The workflow's process (``pinbench run`` or ``snakemake``) says who it is in
 :data:`WORKFLOW_VARIABLE` (``host pid``, :func:`mark_workflow`, from the Snakefile): its jobs'
@@ -15,7 +17,8 @@ measuring processes on the same host also stop when it is gone (killed with SIGK
 no signal reaches them): :func:`workflow_fd` is a pidfd the same wait watches. Snakemake
 itself, asked to stop, waits for its running jobs; :func:`stop_measurements` is what its
 process calls first (:func:`pinbench.workflow.snakemake_adapter.forward_stops`), so that they
-stop promptly.
+stop promptly; one still starting gets the signal once it handles it (:func:`installed`), and
+the measure rule starts it with the stop signals ignored until then.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import functools
 import os
 import select
 import signal
+import time
 from collections.abc import Iterator
 
 #: The signals that stop a measuring process.
@@ -51,13 +55,35 @@ _wake = -1
 
 
 def install() -> None:
-    """Handle the stop signals in this process (from its main thread)."""
-    global _wake
+    """Handle the stop signals in this process (from its main thread), once: first thing,
+    before the measuring process's imports. Until :func:`started` a stop is only noted (an
+    exception in an import would end the process with a traceback); :func:`started` raises
+    it."""
+    global _wake, _depth
+    if _wake >= 0:
+        return
     read, write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(write, warn_on_full_buffer=False)
     _wake = read
+    _depth += 1
     for signum in STOP_SIGNALS:
         signal.signal(signum, _on_signal)
+
+
+def started() -> None:
+    """The process has started and stops in one line from here: a stop noted since
+    :func:`install` is raised now, later ones as they come."""
+    _leave()
+
+
+def _leave() -> None:
+    """Leave a section where a stop is only noted (:func:`install`, :func:`journaling`):
+    out of the last one, raise the stop noted, if any."""
+    global _depth, _pending
+    _depth -= 1
+    if not _depth and _pending is not None:
+        stop, _pending = _pending, None
+        raise stop
 
 
 def _on_signal(signum: int, frame) -> None:
@@ -90,15 +116,14 @@ def take_pending() -> Interrupted | None:
 def journaling() -> Iterator[None]:
     """A run, from its start to its journaled record: a stop signal is noted, not raised
     (the launcher's wait raises it while the run is under way); raised on leaving."""
-    global _depth, _pending
+    global _depth
     _depth += 1
     try:
         yield
-    finally:
+    except BaseException:
         _depth -= 1
-    if not _depth and _pending is not None:
-        stop, _pending = _pending, None
-        raise stop
+        raise
+    _leave()
 
 
 def mark_workflow() -> None:
@@ -110,12 +135,18 @@ def mark_workflow() -> None:
 @functools.cache
 def workflow_fd() -> int:
     """A pidfd of the workflow's process on this host (readable once it exits), opened once;
-    -1 when there is none to watch (another host, not running, no variable)."""
+    -1 when there is none to watch (another host, no variable, no pidfds). A workflow gone
+    already (killed while this process started) gives a descriptor readable at once: the
+    read end of a pipe whose write end is closed."""
     host, _, pid = os.environ.get(WORKFLOW_VARIABLE, "").partition(" ")
     if host != os.uname().nodename or not pid.isdigit():
         return -1
     try:
         return os.pidfd_open(int(pid))
+    except ProcessLookupError:
+        read, write = os.pipe2(os.O_CLOEXEC)
+        os.close(write)
+        return read
     except OSError:
         return -1
 
@@ -147,14 +178,32 @@ def descendants(root: int) -> list[int]:
     return found
 
 
+#: How long :func:`stop_measurements` waits for a measuring process still starting (before
+#: :func:`install`) to handle the stop signals.
+STARTING_S = 2.0
+
+
+def installed(pid: int) -> bool:
+    """Whether process ``pid`` handles every stop signal (its caught signals in /proc): a
+    measuring process past :func:`install` (Python itself catches SIGINT alone)."""
+    with open(f"/proc/{pid}/status") as status:
+        caught = int(next(line for line in status if line.startswith("SigCgt:")).split()[1], 16)
+    return all(caught >> (signum - 1) & 1 for signum in STOP_SIGNALS)
+
+
 def stop_measurements(root: int, signum: int = signal.SIGTERM) -> list[int]:
-    """Send ``signum`` to every measuring process below ``root``; their pids."""
+    """Send ``signum`` to every measuring process below ``root``; their pids. One still
+    starting gets it once it handles it (:func:`installed`, within :data:`STARTING_S`): before,
+    the signal would end it without its line (SIGTERM) or with a traceback (SIGINT)."""
     stopped = []
     for pid in descendants(root):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
                 if MEASURING_MODULE not in handle.read().split(b"\0"):
                     continue
+            deadline = time.monotonic() + STARTING_S
+            while not installed(pid) and time.monotonic() < deadline:
+                time.sleep(0.005)
             os.kill(pid, signum)
         except OSError:
             continue

@@ -54,8 +54,12 @@ for place in PLACES:
         run:
             spec = jobsettings.with_ompt_tool(params.spec, MACHINES[wildcards.machine])
             cells = jobsettings.cell_names(measure_jobs())  # for the campaign's time left
+            # the stop signals ignored until the measuring process handles them: Python's own
+            # start-up would end it with a traceback (SIGINT) or silently (SIGTERM); Snakemake
+            # passes a stop on once it is handled (pinbench.measure.interrupt)
             shell(
-                "{PY} -m pinbench.measure --spec {spec:q} --placements {input.placements}"
+                "trap '' INT TERM HUP; exec {PY} -m pinbench.measure --spec {spec:q}"
+                " --placements {input.placements}"
                 " --journal {params.journal} --out {output.runs} --log {log}"
                 " --outputs {params.outputs} {params.explained}"
                 " --campaign-root {LAYOUT.root} --cells {cells}"
