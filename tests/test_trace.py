@@ -515,6 +515,30 @@ def test_a_binary_the_tsan_tracer_cannot_use_is_refused_naming_what_it_holds(
     assert not (tmp_path / "m.csv").exists()
 
 
+@pytest.mark.slow
+def test_a_program_compiled_and_linked_in_one_command_is_refused_as_not_instrumented(tmp_path):
+    """The link flags' -fno-sanitize=thread, on a command that also compiles, switches the
+    instrumentation off: the binary holds the runtime (so no ELF check can tell), which is
+    never called; the tracer says so in one line instead of blaming the parallel regions."""
+    cflags, ldflags = tb.traced_build_flags()
+    exe = tmp_path / "pairs"
+    subprocess.run(["sh", "-c", f"g++ -O1 {cflags} {DATA / 'pairs_cxx.cpp'} -o {exe} {ldflags}"],
+                   check=True)
+    proc = subprocess.run([PY, "-m", "pinbench", "trace", "--threads", "2", "--out", "m.csv",
+                           "--", str(exe)], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.splitlines() == [
+        f"pinbench trace: error: {exe} ran no code compiled with -fsanitize=thread (the tsan "
+        "tracer's runtime is linked in but was never called): compile it with the flags of "
+        "--print-flags, apart from the link, whose -fno-sanitize=thread switches the "
+        "instrumentation off on a command that also compiles"], proc.stderr
+    subprocess.run(["sh", "-c", f"g++ -O1 {cflags} -c {DATA / 'pairs_cxx.cpp'} -o {exe}.o && "
+                    f"g++ {exe}.o -o {exe} {ldflags}"], check=True)
+    proc = subprocess.run([PY, "-m", "pinbench", "trace", "--threads", "2", "--out", "m.csv",
+                           "--", str(exe)], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["instrumented"] is True
+
+
 def test_needed_libraries_are_read_from_the_dynamic_section(tmp_path):
     """As ``readelf -d`` lists them; None for what is no ELF program."""
     readelf = subprocess.run(["readelf", "-d", "/bin/sh"], capture_output=True, text=True,

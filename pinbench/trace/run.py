@@ -173,6 +173,12 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     if len(matrix) != sidecar.get("threads"):
         raise TraceError(f"{out_csv}: {len(matrix)} rows but the sidecar says "
                          f"{sidecar.get('threads')} threads")
+    if sidecar.get("instrumented") is False:
+        raise TraceError(f"{program_argv[0]} ran no code compiled with -fsanitize=thread (the "
+                         "tsan tracer's runtime is linked in but was never called): compile "
+                         "it with the flags of --print-flags, apart from the link, whose "
+                         "-fno-sanitize=thread switches the instrumentation off on a command "
+                         "that also compiles")
     if sidecar.get("count") == "parallel" and threads > 1 and not sidecar.get("accesses"):
         raise TraceError(f"{program_argv[0]} made no access inside an OpenMP parallel region "
                          f"that the {tracer} tracer recognised; weight "

@@ -438,6 +438,8 @@ typedef struct pb_result {
     uint64_t shared_lines;   /* lines touched by >= 2 threads (filled in) */
     uint64_t seconds_ns;     /* time from tracer start to the end of writing */
     uint64_t records;        /* (line, thread) pairs (filled in) */
+    int instrumented;        /* tsan: 1 when compiled code called __tsan_init, 0 when none
+                                did; -1: not a notion of this tracer (not written) */
 } pb_result;
 
 /* buffered writer over PB_FILE */
@@ -678,6 +680,10 @@ static int pb_finish(pb_tbl *tables, uint64_t min_threads, pb_result *res, const
         pb_putu(o, nrec);
         pb_puts(o, ",\n  \"table_bytes_peak\": ");
         pb_putu(o, pb_table_bytes_peak);
+        if (res->instrumented >= 0) {
+            pb_puts(o, ",\n  \"instrumented\": ");
+            pb_puts(o, res->instrumented ? "true" : "false");
+        }
         pb_puts(o, "\n}\n");
     }
     bad |= pb_out_close(o, tmp, json);

@@ -401,6 +401,11 @@ void pinbench_tsan_range(const void *a, size_t size) { pb_acc_range((uintptr_t)a
 
 /* ------------------------------------------------------------------ exit: weigh and write */
 
+/* whether code compiled with -fsanitize=thread called __tsan_init (its module constructor
+ * does): a program built without it, or whose one compile-and-link command ended with
+ * -fno-sanitize=thread, holds the runtime but calls it never */
+static int pb_instrumented;
+
 static void pb_atexit(void)
 {
     if (pb_state != 1 || getpid() != pb_pid)
@@ -417,6 +422,7 @@ static void pb_atexit(void)
     res.parallel = ("accesses made while omp_in_parallel() held, as of the last instrumented "
                     "function entry (a function's exit restores its caller's state)");
     res.line_shift = pb_shift;
+    res.instrumented = pb_instrumented;
     pb_tbl *tables = __atomic_load_n(&pb_tables, __ATOMIC_ACQUIRE);
     if (pb_finish(tables, pb_min_threads, &res, pb_out, pb_json, pb_raw, pb_now_ns,
                   pb_start_ns) != 0) {
@@ -429,7 +435,11 @@ static void pb_atexit(void)
 
 /* ------------------------------------------------------------------ the ABI: set-up, functions */
 
-PB_EXPORT void __tsan_init(void) { pb_init(); }
+PB_EXPORT void __tsan_init(void)
+{
+    pb_instrumented = 1;
+    pb_init();
+}
 
 /* the state changes at a function entry: keep the caller's for the function's exit */
 static __attribute__((noinline)) void pb_enter(int state)

@@ -443,6 +443,7 @@ static void pb_fini(Int exitcode)
     res.parallel = ("accesses made while a thread was inside an OpenMP fork call "
                     "(GOMP_parallel*, __kmpc_fork_call, ...) not asked for a team of one");
     res.line_shift = pb_shift;
+    res.instrumented = -1; /* every instruction is seen: nothing compiled in */
     if (pb_finish(pb_tables, pb_min_threads, &res, clo_out, pb_json, clo_raw, pb_now_ns,
                   pb_start_ns) != 0)
         VG_(umsg)("pinbench: cannot write the matrix to %s\n", clo_out);

@@ -236,6 +236,7 @@ static VOID Fini(INT32 code, VOID *v)
     res.parallel = ("accesses made while a thread was inside an OpenMP fork call "
                     "(GOMP_parallel*, __kmpc_fork_call, ...) not asked for a team of one");
     res.line_shift = pb_shift;
+    res.instrumented = -1; /* every instruction is seen: nothing compiled in */
     if (pb_finish(pb_tables, KnobThreads.Value(), &res, pb_csv.c_str(), pb_json.c_str(),
                   pb_raw.empty() ? NULL : pb_raw.c_str(), pb_now_ns, pb_start_ns) != 0)
         std::cerr << "pinbench: cannot write the matrix to " << pb_csv << std::endl;
