@@ -19,6 +19,7 @@
 #include <omp.h>
 #include <stdio.h>
 
+void __tsan_init(void);
 void __tsan_func_entry(void *pc);
 void __tsan_func_exit(void);
 void __tsan_read8(void *addr);
@@ -37,6 +38,10 @@ static void callee(void)
     reads(1);
     __tsan_func_exit();
 }
+
+/* what an instrumented module's constructor does: the runtime then knows compiled code
+ * calls it */
+__attribute__((constructor)) static void instrumented(void) { __tsan_init(); }
 
 int main(void)
 {

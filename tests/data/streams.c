@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+void __tsan_init(void);
 void __tsan_func_entry(void *pc);
 void __tsan_read8(void *addr);
 void __tsan_write8(void *addr);
@@ -37,6 +38,10 @@ void __tsan_unaligned_read8(void *addr);
 #define ALT 7
 /* per thread: the run area, then the streams, then the alternating pair */
 #define BLOCK (RUN_LINES * 64 + STREAMS * STREAM_BYTES + 2 * 4096)
+
+/* what an instrumented module's constructor does: the runtime then knows compiled code
+ * calls it */
+__attribute__((constructor)) static void instrumented(void) { __tsan_init(); }
 
 int main(void)
 {

@@ -16,6 +16,7 @@
 #include <omp.h>
 #include <stdio.h>
 
+void __tsan_init(void);
 void __tsan_func_entry(void *pc);
 void __tsan_read8(void *addr);
 void __tsan_unaligned_read8(void *addr);
@@ -29,6 +30,10 @@ static void reads(int t, int who, int offset, int times)
             __tsan_read8(buf + offset);
 #pragma omp barrier
 }
+
+/* what an instrumented module's constructor does: the runtime then knows compiled code
+ * calls it */
+__attribute__((constructor)) static void instrumented(void) { __tsan_init(); }
 
 int main(void)
 {
