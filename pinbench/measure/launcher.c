@@ -418,6 +418,18 @@ struct threads {
     int count, capacity;
 };
 
+/* Makes *array (of elements of `size` bytes) hold `capacity` of them: 0, or -1 with *array
+ * as it was when there is no memory. */
+static int grow(void *array, size_t size, int capacity)
+{
+    void **at = array;
+    void *grown = realloc(*at, size * (size_t)capacity);
+    if (!grown)
+        return -1;
+    *at = grown;
+    return 0;
+}
+
 /* The CPU time task tid of process pid has had (ns, /proc/PID/task/TID/schedstat), or -1
  * when the kernel does not say. */
 static long long task_ran_ns(pid_t pid, pid_t tid)
@@ -461,16 +473,9 @@ static void sample_threads(pid_t pid, struct cpu_mask *m, struct threads *t)
         if (i == t->count) {
             if (t->count == t->capacity) {
                 int capacity = t->capacity ? 2 * t->capacity : 64;
-                pid_t *tids = realloc(t->tids, sizeof *tids * (size_t)capacity);
-                if (tids)
-                    t->tids = tids;
-                pid_t *owners = realloc(t->owners, sizeof *owners * (size_t)capacity);
-                if (owners)
-                    t->owners = owners;
-                cpu_set_t **cpus = realloc(t->cpus, sizeof *cpus * (size_t)capacity);
-                if (cpus)
-                    t->cpus = cpus;
-                if (!tids || !owners || !cpus)
+                if (grow(&t->tids, sizeof *t->tids, capacity) ||
+                    grow(&t->owners, sizeof *t->owners, capacity) ||
+                    grow(&t->cpus, sizeof *t->cpus, capacity))
                     break;
                 for (int k = t->capacity; k < capacity; k++)
                     t->cpus[k] = NULL;
@@ -661,13 +666,8 @@ static void note_exe(pid_t pid, struct processes *p)
     if (i == p->count) {
         if (p->count == p->capacity) {
             int capacity = p->capacity ? 2 * p->capacity : 16;
-            pid_t *pids = realloc(p->pids, sizeof *pids * (size_t)capacity);
-            if (pids)
-                p->pids = pids;
-            char **exes = realloc(p->exes, sizeof *exes * (size_t)capacity);
-            if (exes)
-                p->exes = exes;
-            if (!pids || !exes)
+            if (grow(&p->pids, sizeof *p->pids, capacity) ||
+                grow(&p->exes, sizeof *p->exes, capacity))
                 return;
             p->capacity = capacity;
         }
