@@ -12,7 +12,9 @@ For each program, three kinds of runs alternate, so machine noise hits them alik
   program's CPUs, ``/proc/stat`` before and, after a run long enough for a share, after,
   output parsed, binding verified, output appended compressed to the job's runs file as a
   campaign keeps it)
-  then ``Journal.append`` of its row (written and made durable, as before every next run).
+  then ``Journal.append`` of its row (written and made durable, as before every next run);
+  each run starts in a scratch folder emptied before it, as a campaign's runs do, and the
+  last row verifies with ``verify: openmp`` (the launcher also looks below the program).
 
 All three run the program with the environment a run gets (``run_environment``: the same
 ``OMP_PLACES`` binding and affinity display). Prints the medians (then the 10th
@@ -67,6 +69,7 @@ from pinbench.measure.job import Job, measure_one, run_environment
 from pinbench.measure.journal import Journal
 from pinbench.measure.launcher import Launcher
 from pinbench.measure.outputs import Outputs
+from pinbench.measure.settings import LAUNCHED, OPENMP
 from pinbench.native import c_compiler
 from pinbench.results.placements import Placement
 
@@ -141,14 +144,18 @@ def bare_python(argv: list[str], env: dict[str, str], devnull: int) -> float:
 
 
 def compare(name: str, argv: list[str], runs: int, work: Path, timer: Path,
-            launcher: Launcher) -> dict[str, list[float]]:
-    """Seconds of each kind of run of ``argv`` over ``runs`` alternating rounds."""
+            launcher: Launcher, verify: str = LAUNCHED) -> dict[str, list[float]]:
+    """Seconds of each kind of run of ``argv`` over ``runs`` alternating rounds; the
+    launcher's runs start in a scratch folder emptied before each, as a campaign's do, and
+    verify ``verify``'s processes (``openmp``: the launcher also looks below the program)."""
     pus = sorted(os.sched_getaffinity(0))
     placement = Placement(strategy="compact", threads=len(pus), topology="auto", placeable=pus,
                           pus=pus, J=None)
     job = Job(machine="perf", benchmark=name, threads=len(pus), argv=argv, env={},
               validate="", time_regex=None, timeout_s=60, repetitions=runs, seed=0,
-              order="back-to-back", strategies=["compact"], placements={"compact": placement})
+              order="back-to-back", strategies=["compact"], placements={"compact": placement},
+              verify=verify, scratch=str(work / "scratch"))
+    os.makedirs(job.scratch, exist_ok=True)
     env = run_environment(job, pus)
     index = len(list(work.glob("*.jsonl")))
     journal = Journal(work / f"{index}.jsonl", "perf")
@@ -186,12 +193,12 @@ def decile(times: list[float]) -> float:
 def table(title: str, found: dict[str, dict[str, list[float]]], stat) -> None:
     """One line per program: ``stat`` of each kind of run, and the ratios to bare C."""
     print(title)
-    print(f"{'program':<24} {'bare C ms':>9} {'bare py ms':>10} {'recorded ms':>11} "
+    print(f"{'program':<28} {'bare C ms':>9} {'bare py ms':>10} {'recorded ms':>11} "
           f"{'ratio':>6} {'per run ms':>10} {'ratio':>6} {'journal ms':>10}")
     for label, times in found.items():
         m = {kind: stat(values) for kind, values in times.items()}
         recorded, whole = m["recorded"] / m["bare_c"], m["whole"] / m["bare_c"]
-        print(f"{label:<24} {m['bare_c'] * 1e3:>9.3f} {m['bare_py'] * 1e3:>10.3f} "
+        print(f"{label:<28} {m['bare_c'] * 1e3:>9.3f} {m['bare_py'] * 1e3:>10.3f} "
               f"{m['recorded'] * 1e3:>11.3f} {recorded:>6.3f} {m['whole'] * 1e3:>10.3f} "
               f"{whole:>6.3f} {m['journal'] * 1e3:>10.3f}"
               f"{'' if recorded <= RECORDED_TARGET else '  recorded over target'}"
@@ -215,13 +222,14 @@ def main() -> int:
                         str(kernel), str(ROOT / "benchmarks" / "triad.c"), "-lm"], check=True)
         runs_dir = work / "runs"
         runs_dir.mkdir()
-        programs = [("/bin/true", ["/bin/true"]),
-                    ("triad n=200000 iters=5", [str(kernel), "n=200000", "iters=5"]),
-                    ("triad quick", [str(kernel), "quick"])]
+        programs = [("/bin/true", ["/bin/true"], LAUNCHED),
+                    ("triad n=200000 iters=5", [str(kernel), "n=200000", "iters=5"], LAUNCHED),
+                    ("triad quick", [str(kernel), "quick"], LAUNCHED),
+                    ("triad quick, verify openmp", [str(kernel), "quick"], OPENMP)]
         found = {}
-        for label, argv in programs:
+        for label, argv, verify in programs:
             runs = args.runs if "quick" not in label else max(10, args.runs // 10)
-            found[label] = compare(label, argv, runs, runs_dir, timer, launcher)
+            found[label] = compare(label, argv, runs, runs_dir, timer, launcher, verify)
     print(f"{args.runs} alternating runs of each kind per program (triad quick: a tenth); "
           f"ratios to bare C; targets: recorded <= {RECORDED_TARGET}x, per run < {WHOLE_TARGET}x; "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs at the end")
