@@ -18,6 +18,7 @@ from test_launcher import _alive
 from pinbench.measure import interrupt
 from pinbench.measure.journal import read_lines
 from pinbench.results.runs import read_runs
+from pinbench.workflow import snakemake_adapter
 
 RUN_S = 1.0  # each run of the tests' campaign
 SLEEP_S = 2.0  # each run of the tests' measuring process
@@ -175,3 +176,38 @@ def test_a_stop_to_snakemake_alone_stops_its_measurement_promptly(tmp_path, sign
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"resuming: {journaled} of 12 runs already journaled" in resumed.stderr
     assert len(read_lines(journal)) == 13
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_ends_a_campaign_whose_job_would_not_end(tmp_path, signum):
+    """Snakemake asked to stop waits for its running jobs, whatever the signal: a build that
+    hangs would keep it (and the user) waiting. The campaign ends within its grace period
+    (:data:`STOP_GRACE_S`) in one line, the hanging build ended with it, and the next call
+    starts the build again."""
+    marker = tmp_path / "build-started"
+    (tmp_path / "campaign.yaml").write_text(yaml.safe_dump({
+        "campaign": "hangs", "repetitions": 3, "threads": [1],
+        "machines": {"here": {"topology": "auto"}},
+        "benchmarks": {"stuck": {"build": f"echo $$ > {marker}; sleep 300; touch {{output}}",
+                                 "run": "{binary}"}}}))
+    proc = subprocess.Popen(campaign_command(tmp_path), cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    wait_for(lambda: marker.is_file() and marker.read_text().strip(), timeout=120)
+    sleeper = int(marker.read_text())
+    os.kill(proc.pid, signum)  # Snakemake only, not its group
+    started = time.monotonic()
+    _, stderr = proc.communicate(timeout=60)
+    assert time.monotonic() - started < snakemake_adapter.STOP_GRACE_S + 20
+    assert proc.returncode == 128 + signum, stderr[-2000:]
+    assert stderr.splitlines()[-1] == (
+        f"pinbench: stopped ({signal.Signals(signum).name}): the jobs still running were "
+        f"ended after {snakemake_adapter.STOP_GRACE_S:g} s; every finished run is kept, and "
+        "the next call resumes")
+    assert not _alive(sleeper)
+    marker.unlink()
+    again = subprocess.Popen(campaign_command(tmp_path), cwd=ROOT, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    wait_for(lambda: marker.is_file() and marker.read_text().strip(), timeout=120)
+    os.killpg(again.pid, signal.SIGKILL)
+    again.wait(timeout=30)

@@ -628,6 +628,9 @@ class _ExplainedRuns:
                  launcher: Launcher, label: str, say):
         self.job, self.launcher, self.label, self.say = job, launcher, label, say
         self.active = bool(job.explain and paths)
+        # asked for explained runs without a tool to run them with (the workflow found none
+        # on the measured machine): the table is written empty, as Snakemake expects it
+        self.empty_table = None if self.active or not paths else paths[1]
         self.order: list[tuple[str, str, int]] = []
         self.slots: list[int] = []
         self.next = 0
@@ -684,6 +687,9 @@ class _ExplainedRuns:
 
     def finish(self) -> None:
         """Run those not run yet (a job stopped early), then write the explained table."""
+        if self.empty_table is not None:
+            self.empty_table.parent.mkdir(parents=True, exist_ok=True)
+            self.empty_table.write_text("")
         if not self.active:
             return
         while self.next < len(self.order):

@@ -64,9 +64,12 @@ def shared_context(config: dict, generated: str) -> dict:
 
 
 def context(layout: Layout, shared: dict, stats: dict, runs: list[RunRecord],
-            verdicts: list[dict], machines: list[dict], pages: dict) -> dict:
+            verdicts: list[dict], machines: list[dict], pages: dict,
+            left_out_parts: list[str] = ()) -> dict:
     """All the first page needs: ``machines`` (:func:`pinbench.report.machine_pages.machines`)
-    and ``pages`` (:func:`pinbench.report.benchmark_pages.write_pages`) from the pages beside."""
+    and ``pages`` (:func:`pinbench.report.benchmark_pages.write_pages`) from the pages beside;
+    ``left_out_parts``: the parts of the campaign a missing tool left out, a line each
+    (:meth:`pinbench.workflow.optional.LeftOut.line`)."""
     config = shared["config"]
     strategies = list(dict.fromkeys([*config.get("strategies", []),
                                      *(c["strategy"] for c in stats["cells"])]))
@@ -93,14 +96,16 @@ def context(layout: Layout, shared: dict, stats: dict, runs: list[RunRecord],
         "left_out": [cell for name in config["machines"]
                      for cell in traces.left_out(layout, name, config.get("strategies", []))],
         "coarse": [coarse_text(key, cell) for key, cell in described.items() if cell.coarse],
+        "left_out_parts": list(left_out_parts),
     }
 
 
-def build_report(layout: Layout, config: dict, measured: list[str]) -> Path:
+def build_report(layout: Layout, config: dict, measured: list[str],
+                 left_out_parts: list[str] = ()) -> Path:
     """Render the report into the layout's report folder: the first page, the benchmarks'
     and machines' pages (those and the figures of an earlier build removed), ``report.js``,
     and the tables and figures as files beside them (:mod:`pinbench.report.export`); return
-    the path of ``index.html``."""
+    the path of ``index.html``. ``left_out_parts``: as :func:`context`'s."""
     stats = data.read_json(Path(layout.stats("json")), "stats") or {"cells": [], "summary": []}
     runs = data.campaign_runs(layout)
     verdicts = data.verdicts(layout)
@@ -113,7 +118,7 @@ def build_report(layout: Layout, config: dict, measured: list[str]) -> Path:
     pages = benchmark_pages.write_pages(layout, env, shared, stats["cells"], runs, verdicts)
     machines = machine_pages.machines(layout, config, measured, runs)
     machine_pages.write_pages(layout, env, shared, machines)
-    ctx = context(layout, shared, stats, runs, verdicts, machines, pages)
+    ctx = context(layout, shared, stats, runs, verdicts, machines, pages, left_out_parts)
     index = Path(layout.report_index)
     index.write_text(env.get_template("report.html.j2").render(ctx))
     shutil.copyfile(TEMPLATES / "report.js", layout.report_script)

@@ -343,6 +343,16 @@ def explained_lines(cells: dict[str, dict[str, dict[int, float]]]) -> list[str]:
             for threads, value in sorted(points.items())]
 
 
+def modellable(thread_counts: dict[str, list[int]]) -> bool:
+    """Whether a machine of ``thread_counts`` (machine -> its counts) has enough of them for
+    models.
+
+    >>> modellable({"local": [1, 2]}), modellable({"big": [1, 2, 4, 8, 16]})
+    (False, True)
+    """
+    return any(len(set(counts)) >= MIN_COUNTS for counts in thread_counts.values())
+
+
 def unmodelled(thread_counts: dict[str, list[int]]) -> str:
     """Why machines get no model, one line each ("" when every machine has enough counts).
 

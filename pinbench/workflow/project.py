@@ -51,6 +51,9 @@ def rebuild_report(config: dict, machines: dict[str, campaign.Machine], say=prin
         return 1
     from pinbench.report import html_report  # matplotlib: slow to import
 
-    index = html_report.build_report(layout, config, measured)
+    from pinbench.workflow.optional import left_out
+
+    parts = [part.line() for part in left_out(config, machines.values(), Path.cwd()).values()]
+    index = html_report.build_report(layout, config, measured, parts)
     say(f"report: {index.resolve()}")
     return 0

@@ -63,11 +63,13 @@ def alternatives(names) -> str:
 
 
 def place(inputs, wildcards, params, outputs, log: str) -> None:
-    """The placement rule: every strategy's file for one (machine, benchmark, threads)."""
+    """The placement rule: every strategy's file for one (machine, benchmark, threads); the
+    graph strategies left out where the cell's trace failed, or the campaign's tracer is
+    missing here (``params.untraced``: why)."""
     from pinbench.place.record import write_placements  # NumPy, and the graph strategies'
 
     matrix = Path(inputs.matrix) if hasattr(inputs, "matrix") else None
-    failed = matrix and traces.failure(matrix)
+    failed = (matrix and traces.failure(matrix)) or params.untraced
     write_placements(inputs.topology, int(wildcards.n), params.strategies,
                      [Path(path) for path in outputs], params.seed, params.repetitions,
                      Path(log), None if failed else matrix, params.oversubscribe,
@@ -77,7 +79,8 @@ def place(inputs, wildcards, params, outputs, log: str) -> None:
 def place_planned(topology: str, machine: str, params, layout: Layout, plan: str) -> None:
     """The place_planned rule: every cell of a planned machine placed in one job (its
     topology loaded once; ``params.cells``: (benchmark, threads, seed of ``random``) each,
-    ``params.traced``: whether each cell has an affinity matrix), then its plan."""
+    ``params.traced``: whether each cell has an affinity matrix, ``params.untraced``: why
+    not when the campaign's tracer is missing), then its plan."""
     from pinbench.place.record import write_placements  # NumPy, and the graph strategies'
 
     topo, own = load(topology), campaign.own_placements(params.placements)
@@ -86,7 +89,7 @@ def place_planned(topology: str, machine: str, params, layout: Layout, plan: str
         outputs = [Path(layout.placement(machine, bench, threads, strategy))
                    for strategy in params.strategies]
         matrix = Path(layout.matrix(machine, bench, threads)) if params.traced else None
-        failed = matrix and traces.failure(matrix)
+        failed = (matrix and traces.failure(matrix)) or params.untraced
         write_placements(topo, threads, params.strategies, outputs, seed, params.repetitions,
                          None, None if failed else matrix, params.oversubscribe, own, failed)
         files += outputs

@@ -16,15 +16,19 @@ misbehaving quietly:
   (:func:`config_files`) and ``basedir`` (:func:`main_directory`);
 - asked to stop (SIGINT: ``KeyboardInterrupt``; SIGTERM: the scheduler's own handler, set
   before ``onstart`` runs, in the main thread), Snakemake waits for its running local jobs,
-  and signals none of them (:func:`forward_stops`).
+  and signals none of them (:func:`forward_stops`); a job that never ends (a long build or
+  trace, a job thread stuck) would keep it waiting, SIGTERM or not (:func:`_end_unless_ended`).
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import gc
 import os
 import signal
+import sys
 import threading
+import time
 from pathlib import Path
 
 from pinbench.measure import interrupt
@@ -102,6 +106,45 @@ def main_directory(workflow) -> Path:
     return Path(workflow.basedir)
 
 
+#: Seconds a Snakemake asked to stop may take to end its jobs (measuring processes end their
+#: run at once) before pinbench ends them and it (:func:`_end_unless_ended`).
+STOP_GRACE_S = 5.0
+_STOPS: list[int] = []  # the stop signals received, in order
+
+
+def _end_unless_ended(signum: int, grace_s: float | None = None) -> None:
+    """Make sure a stop ends this process: on the first stop signal, a thread that, when the
+    process is still there ``grace_s`` (:data:`STOP_GRACE_S`) later, ends it in one line; a
+    second stop signal ends it now. Ending it: every process below it is killed (a build, a
+    trace), and it exits with 128 + the signal, as a process killed by it; what was
+    journaled is kept and the next call resumes (Snakemake redoes the half-written outputs:
+    ``rerun-incomplete``)."""
+    _STOPS.append(signum)
+    if len(_STOPS) > 1:
+        _end(signum, "at once (a second stop)")
+        return
+    wait = STOP_GRACE_S if grace_s is None else grace_s
+
+    def watch() -> None:
+        time.sleep(wait)
+        _end(signum, f"after {wait:g} s")
+
+    threading.Thread(target=watch, name="pinbench-stop", daemon=True).start()
+
+
+def _end(signum: int, when: str) -> None:
+    """End this process and every process below it (:func:`_end_unless_ended`): the line
+    first, then SIGKILL to them (the measuring processes had the stop already), then the
+    exit, before Snakemake's threads can add anything."""
+    name = signal.Signals(signum).name
+    print(f"pinbench: stopped ({name}): the jobs still running were ended {when}; every "
+          "finished run is kept, and the next call resumes", file=sys.stderr, flush=True)
+    for pid in interrupt.descendants(os.getpid()):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    os._exit(128 + signum)
+
+
 def forward_stops() -> None:
     """Make this Snakemake's measurement jobs stop when it is asked to: a SIGINT or SIGTERM
     to it alone is passed on to every measuring process below it (they end their run
@@ -118,6 +161,7 @@ def forward_stops() -> None:
 
         def forward(received, frame, previous=previous):
             interrupt.stop_measurements(os.getpid(), received)
+            _end_unless_ended(received)
             if callable(previous):
                 previous(received, frame)
             elif previous == signal.SIG_DFL:

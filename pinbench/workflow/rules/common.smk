@@ -21,7 +21,7 @@ try:
     from pinbench.results.layout import STATS_FILES, Layout
     from pinbench.seeding import derive_seed
     from pinbench.workflow import accounting, campaign, config_file, jobsettings, outcome
-    from pinbench.workflow import places, rule_bodies, rule_settings, snakemake_adapter
+    from pinbench.workflow import optional, places, rule_bodies, rule_settings, snakemake_adapter
     from pinbench.workflow import tracecache
     from pinbench.workflow.building import generated_files
     from pinbench.stats import analyse as stats_analysis, explain as stats_explain
@@ -55,25 +55,34 @@ try:
 except campaign.ConfigError as exc:
     sys.exit(f"config error: {exc}")
 
+#: The parts of the campaign this call leaves out, and why: each said once, here, in the
+#: closing lines and on the report (pinbench/workflow/optional.py).
+LEFT_OUT = {}
 for name, problem in places.unreachable(MACHINES.values()).items():
-    print(f"pinbench: machine {name}: {problem}; its work is left out of this call",
-          file=sys.stderr)
+    LEFT_OUT[f"machine {name}"] = optional.LeftOut(
+        f"machine {name}", problem, "nothing of it is built, measured or reported in this call")
     del MACHINES[name]
 #: Where each machine's node-bound jobs run: here, or on its SLURM node.
 PLACES = places.places(MACHINES.values())
 LAYOUT = Layout.of(config["campaign"])
 PY = shlex.quote(sys.executable)
 STRATEGIES = config["strategies"]
-TRACING = campaign.traces(config)
 MEASURED = [m for m in MACHINES.values() if m.measure]
-EXPLAIN = bool(config["explain"])
+PLANNED = [m for m in MACHINES.values() if not m.measure]
+LEFT_OUT |= optional.left_out(config, MACHINES.values(), PROJECT)
+for part in LEFT_OUT.values():
+    print(f"pinbench: {part.line()}", file=sys.stderr)
+TRACING = campaign.traces(config) and "tracing" not in LEFT_OUT
+#: Why the campaign's cells have no affinity matrix when its tracer is missing (None: traced).
+UNTRACED = LEFT_OUT["tracing"].why if "tracing" in LEFT_OUT else None
+EXPLAIN = bool(config["explain"]) and "explain" not in LEFT_OUT
 # the measure rule's second output: the explained runs (OMPT), when the campaign asks
 EXPLAINED_OUTPUT = (
     {"explained": LAYOUT.explained("{machine}", "{bench}", "{n}")} if EXPLAIN else {}
 )
-PLANNED = [m for m in MACHINES.values() if not m.measure]
 # scalability models (rules/models.smk) when a measured machine has enough thread counts
-MODELLED = any(len(m.threads) >= stats_models.MIN_COUNTS for m in MEASURED)
+MODELLABLE = stats_models.modellable({m.name: m.threads for m in MEASURED})
+MODELLED = MODELLABLE and "models" not in LEFT_OUT
 snakemake_adapter.clear_stale_locks()
 STARTED = time.time()  # this call's jobs are the timings written since
 # the results by absolute path: at exit, Snakemake has left the working directory (-d)
@@ -211,17 +220,20 @@ def all_targets():
 
 
 def print_summaries():
-    """Print the summaries and plans, measurements set aside, then the report's path, at the
-    end of a successful run; exit 1 with one line when a cell has no usable run or a trace
-    failed (its strategies that need the matrix left out)."""
+    """Print the summaries and plans, measurements set aside, the parts of the campaign left
+    out (a missing optional tool: not a failure), then the report's path, at the end of a
+    successful run; exit 1 with one line when a cell has no usable run or a trace failed
+    (its strategies that need the matrix left out)."""
     for target in all_targets():
         if target.endswith(".txt") and Path(target).exists():
             print(f"\n== {target}\n{Path(target).read_text()}")
-    if MEASURED and not MODELLED:  # too few thread counts for models, and why
+    if MEASURED and not MODELLABLE:  # too few thread counts for models, and why
         print(f"\n{stats_models.unmodelled({m.name: m.threads for m in MEASURED})}")
     for line in outcome.set_aside(LAYOUT, [m.name for m in MEASURED]):
         print(f"WARNING: measurements set aside: {line}")
     print(accounting.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
+    for part in LEFT_OUT.values():
+        print(part.line())
     print(outcome.where_and_what(LAYOUT, 1 - config["confidence"]))
     snakemake_adapter.exit_without_waiting()
     failed = outcome.failed_cells(LAYOUT)

@@ -14,6 +14,7 @@ rule placement:
         strategies=STRATEGIES,
         oversubscribe=config["oversubscribe"],
         placements=config["placements"],
+        untraced=UNTRACED,
     log:
         LAYOUT.log("{machine}", "placement", "{bench}", "{n}"),
     benchmark:
@@ -55,6 +56,7 @@ rule place_planned:
         oversubscribe=config["oversubscribe"],
         placements=config["placements"],
         traced=TRACING,
+        untraced=UNTRACED,
     log:
         LAYOUT.log("{machine}", "placement"),
     benchmark:

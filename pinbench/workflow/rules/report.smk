@@ -38,6 +38,7 @@ rule report:
         ),
     params:
         measured=[m.name for m in MEASURED],
+        left_out=[part.line() for part in LEFT_OUT.values()],
     log:
         LAYOUT.log(None, "report"),
     benchmark:
@@ -45,4 +46,4 @@ rule report:
     run:
         from pinbench.report import html_report  # here: matplotlib is slow to import
 
-        html_report.build_report(LAYOUT, config, params.measured)
+        html_report.build_report(LAYOUT, config, params.measured, params.left_out)

@@ -1,0 +1,88 @@
+"""The optional parts of a campaign, detected once per call, and what a missing one leaves out.
+
+A campaign needs hwloc, a C compiler with OpenMP and Python; every other tool enables one
+part of it. When the campaign asks for a part whose tool is missing here, that part alone is
+left out, said in one line (before measuring, in the closing lines and on the report's
+first page), and everything else runs:
+
+- ``explain`` (OMPT explanations): the OMPT tool that ``pinbench setup`` builds with clang
+  and libomp; without it the cells are measured without explained runs;
+- ``tracing`` (the affinity matrices of the graph strategies): the campaign's tracer built
+  by ``pinbench setup`` (the Valgrind tool needs Valgrind, the Pin tool ``PIN_ROOT``);
+  without it the strategies that need a matrix are neither placed nor measured, the others
+  are;
+- ``models`` (scalability models): Extra-P's command line (``.venv-extrap``, or
+  ``PINBENCH_EXTRAP``); without it the campaign ends without models;
+- a SLURM machine whose cluster cannot be asked (no ``sinfo``, no controller): its work is
+  left out of the call (:func:`pinbench.workflow.places.unreachable` finds it).
+
+Counters the kernel does not count are said by each measurement job (the runs record what
+was counted); the report's browser check and likwid serve the tests only.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pinbench import native
+from pinbench.stats.models import extrap_path, modellable
+from pinbench.workflow.campaign import traces
+
+@dataclass(frozen=True)
+class LeftOut:
+    """One part of a campaign left out of this call: ``part`` (``explain``, ``tracing``,
+    ``models``, ``machine NAME``), ``why`` (the missing tool, in one line) and ``effect``
+    (what the campaign does without it)."""
+
+    part: str
+    why: str
+    effect: str
+
+    def line(self) -> str:
+        """One line, e.g. ``explain left out: the OMPT tool is not built: ... (the cells are
+        measured without explained runs)``.
+
+        >>> LeftOut("models", "Extra-P is not installed", "no scalability models").line()
+        'models left out: Extra-P is not installed (no scalability models)'
+        """
+        return f"{self.part} left out: {self.why} ({self.effect})"
+
+
+def helper_missing(name: str) -> str | None:
+    """Why pinbench's C helper ``name`` cannot be used here (not built, and why; stale), or
+    None when it can."""
+    try:
+        native.built(name)
+    except native.NotBuilt as exc:
+        return str(exc)
+    return None
+
+
+def left_out(config: dict, machines: Iterable, project: Path) -> dict[str, LeftOut]:
+    """The parts that the campaign ``config`` asks for and this machine lacks, by part.
+
+    ``machines``: the campaign's (:class:`pinbench.workflow.campaign.Machine`), explanations
+    and models coming with the measured ones; ``project``: where Extra-P is looked for
+    (:func:`pinbench.stats.models.extrap_path`).
+    """
+    measured = {m.name: list(m.threads) for m in machines if m.measure}
+    found: dict[str, LeftOut] = {}
+    if config.get("explain") and measured:
+        why = helper_missing("ompt")
+        if why:
+            found["explain"] = LeftOut("explain", why,
+                                       "the cells are measured without explained runs")
+    if traces(config):
+        tracer = config["tracing"]["tracer"]
+        why = helper_missing(tracer)  # each tracer is the C helper of its name
+        if why:
+            found["tracing"] = LeftOut(
+                "tracing", f"the {tracer} tracer: {why}",
+                "the strategies that need an affinity matrix are neither placed nor measured; "
+                "the others are")
+    extrap = extrap_path(project)
+    if modellable(measured) and not extrap.is_file():
+        found["models"] = LeftOut("models", f"Extra-P is not installed ({extrap} is missing; "
+                                  "scripts/setup.sh installs it)", "no scalability models")
+    return found
