@@ -113,16 +113,31 @@ def with_initial_thread(observed: dict[int, frozenset[int]],
     return observed | {0: observed.get(0, frozenset()) | parse_cpu_list(exit_cpus)}
 
 
+@functools.cache
+def pid_max() -> int:
+    """The kernel's largest process id plus one, where task ids wrap around
+    (``/proc/sys/kernel/pid_max``; Linux's default, 32768, when unreadable)."""
+    try:
+        with open("/proc/sys/kernel/pid_max") as handle:
+            return int(handle.read())
+    except (OSError, ValueError):
+        return 32768
+
+
 def with_threads(observed: dict[int, frozenset[int]], thread_cpus: dict[int, str], pid: int,
-                 threads: int) -> dict[int, frozenset[int]]:
+                 threads: int, wrap: int | None = None) -> dict[int, frozenset[int]]:
     """``observed`` with the CPUs the kernel allowed each thread but the initial one while the
     program ran (the launcher's looks, task id -> CPU list) added to that thread's: a thread
     the program moved (``sched_setaffinity``) is then seen on more than its place.
 
     The initial thread (task id ``pid``) is thread 0; the others are threads 1, 2, ... in the
-    order they were created (task ids ascending, as both runtimes start a team) when the
-    program had exactly ``threads`` of them; otherwise (threads of the program's own) none is
-    added. Only threads the runtime reported are added to. The initial thread's looks are
+    order they were created (as both runtimes start a team) when the program had exactly
+    ``threads`` of them; otherwise (threads of the program's own) none is added. Task ids
+    are handed out ascending from ``pid`` and wrap around at ``wrap`` (:func:`pid_max`), so
+    the order of creation is that of the ids' distance from ``pid`` modulo ``wrap``: the
+    ids of a team created across the wrap are not in ascending order (a team of 8 on 16
+    cores was once seen as moved, each thread on its own place and on the place of the
+    thread two after it). Only threads the runtime reported are added to. The initial thread's looks are
     not: until its runtime binds it, it runs on all the launcher's CPUs, and LLVM's libomp
     may take more than the first look to get there; its CPUs at exit count instead
     (:func:`with_initial_thread`).
@@ -131,8 +146,12 @@ def with_threads(observed: dict[int, frozenset[int]], thread_cpus: dict[int, str
     {0: frozenset({2}), 1: frozenset({2, 3})}
     >>> with_threads({0: frozenset({2}), 1: frozenset({3})}, {7: "1", 9: "2"}, 7, 3)
     {0: frozenset({2}), 1: frozenset({3})}
+    >>> with_threads({0: frozenset({0}), 1: frozenset({1}), 2: frozenset({2})},
+    ...              {32760: "0", 32767: "1", 301: "2"}, 32760, 3, wrap=32768)
+    {0: frozenset({0}), 1: frozenset({1}), 2: frozenset({2})}
     """
-    others = sorted(tid for tid in thread_cpus if tid != pid)
+    wrap = wrap or pid_max()
+    others = sorted((tid for tid in thread_cpus if tid != pid), key=lambda tid: (tid - pid) % wrap)
     if pid not in thread_cpus or len(others) != threads - 1:
         return observed
     added = dict(observed)

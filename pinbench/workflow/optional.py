@@ -16,8 +16,12 @@ first page), and everything else runs:
 - a SLURM machine whose cluster cannot be asked (no ``sinfo``, no controller): its work is
   left out of the call (:func:`pinbench.workflow.places.unreachable` finds it).
 
-Counters the kernel does not count are said by each measurement job (the runs record what
-was counted); the report's browser check and likwid serve the tests only.
+- ``metric`` on a counter (``cycles``...) that the kernel here does not count (a virtual
+  machine, ``perf_event_paranoid``): asked of the launcher once, on ``/bin/true``; the
+  verdicts are then on the run time, as without ``metric``.
+
+The other counters the kernel does not count are said by each measurement job (the runs
+record what was counted); the report's browser check and likwid serve the tests only.
 """
 from __future__ import annotations
 
@@ -59,6 +63,20 @@ def helper_missing(name: str) -> str | None:
     return None
 
 
+def uncounted(counter: str) -> str | None:
+    """Why the kernel here does not count ``counter`` in a run (the launcher's reply for one
+    run of ``/bin/true``), or None when it does, or when the launcher cannot tell (it is not
+    built: the campaign stops on that anyway)."""
+    from pinbench.measure.launcher import Launcher, LauncherError  # only when asked
+
+    try:
+        with Launcher() as launcher:
+            reply = launcher.run("/bin/true", ["true"], {}, 10.0, 4096)
+    except (native.NotBuilt, LauncherError, OSError):
+        return None
+    return reply.uncounted.get(counter)
+
+
 def left_out(config: dict, machines: Iterable, project: Path) -> dict[str, LeftOut]:
     """The parts that the campaign ``config`` asks for and this machine lacks, by part.
 
@@ -81,6 +99,13 @@ def left_out(config: dict, machines: Iterable, project: Path) -> dict[str, LeftO
                 "tracing", f"the {tracer} tracer: {why}",
                 "the strategies that need an affinity matrix are neither placed nor measured; "
                 "the others are")
+    metric = config.get("metric", "time")
+    here = [m for m in machines if m.measure and m.slurm is None]
+    why = uncounted(metric) if metric != "time" and here else None
+    if why:
+        found["metric"] = LeftOut(f"metric {metric}", f"this machine's kernel does not count "
+                                  f"{metric} ({why})", "the verdicts, tables and report are on "
+                                  "the run time instead")
     extrap = extrap_path(project)
     if modellable(measured) and not extrap.is_file():
         found["models"] = LeftOut("models", f"Extra-P is not installed ({extrap} is missing; "
