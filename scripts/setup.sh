@@ -29,7 +29,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 if [ ! -f .venv/.installed ] || [ requirements.txt -nt .venv/.installed ] ||
-   [ pyproject.toml -nt .venv/.installed ]; then
+   [ pyproject.toml -nt .venv/.installed ] || [ setup.py -nt .venv/.installed ]; then
   echo "pinbench setup: installing Python dependencies (requirements.txt) and pinbench (editable)"
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
   # the package pinbench, its pinbench command and the pinbench-* aliases (pyproject.toml)
