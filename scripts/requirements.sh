@@ -98,8 +98,9 @@ for line in "${missing[@]}"; do
 done
 if ((${#required[@]})); then
   what=$(printf '%s, ' "${required[@]}")
+  them=$( ((${#required[@]} > 1)) && echo them || echo it)
   echo "pinbench setup: a campaign cannot run without ${what%, }:" \
-    "install it, then run the set-up again" >&2
+    "install $them, then run the set-up again" >&2
 fi
 if ((${#debian[@]})); then
   echo "pinbench setup: to install what is missing (Spack: then spack load it):" >&2
