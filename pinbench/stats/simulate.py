@@ -37,18 +37,17 @@ import argparse
 import datetime
 import math
 import platform
-import subprocess
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
 from pinbench.measure.job import run_order
 from pinbench.measure.stopping import precise_enough, rounds_order
+from pinbench.provenance import identity
 from pinbench.results.runs import RunRecord
 from pinbench.stats.analyse import verdict_tables
 from pinbench.stats.attainable import least_repetitions
@@ -424,14 +423,10 @@ def grid(size: str, alpha: float = 0.05) -> list[tuple[Condition, int]]:
 
 
 def _provenance() -> str:
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, cwd=Path(__file__).parent, check=False).stdout.strip()
-    except OSError:
-        commit = ""
+    commit = identity()["commit"]
     return (f"{datetime.date.today()}, {platform.node()} ({platform.machine()}, "
             f"{platform.python_implementation()} {platform.python_version()}), "
-            f"commit {commit or 'unknown'}")
+            f"commit {commit[:12] if commit else 'unknown'}")
 
 
 def _pct(rate: float, count: int) -> str:
