@@ -23,6 +23,7 @@ import yaml
 from pinbench.measure.settings import Metric, metric
 from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
 from pinbench.place.registry import WRAPPING, is_own_name, needs_matrix, parse_strategy
+from pinbench.place.symmetry import level_counts
 from pinbench.place.policies import predict
 from pinbench.place.user import UserPlacement
 from pinbench.results.runs import METRICS
@@ -525,21 +526,34 @@ def _machines(config: dict, presets: Path, root: Path) -> dict[str, Machine]:
             raise ConfigError(f"{where}.measure: only a machine with topology \"auto\" is "
                               "measured here; other topologies are planned (placements only)")
         machines[name] = Machine(name, spec, topo, measure,
-                                 _thread_counts(config, name, entry, len(topo.placeable)))
+                                 _thread_counts(config, name, entry, len(topo.placeable), topo))
     return machines
 
 
-def _thread_counts(config: dict, name: str, entry: dict, pus: int) -> tuple[int, ...]:
-    """A machine's thread counts, ``all`` resolved, each at most ``pus``."""
+def _thread_counts(config: dict, name: str, entry: dict, pus: int,
+                   topo: Topology | None) -> tuple[int, ...]:
+    """A machine's thread counts, each at most ``pus``: ``all`` resolved to ``pus``, ``levels``
+    to the counts at which placements differ on its tree ``topo``
+    (:func:`pinbench.place.symmetry.level_counts`; None: a SLURM node's, read there)."""
     field = f"machines.{name}.threads" if "threads" in entry else "threads"
     threads = []
-    for count in entry.get("threads", config["threads"]):
-        count = pus if count == "all" else count
-        if count > pus and not config["oversubscribe"]:
-            raise ConfigError(f"{field}: {count} threads exceed the {pus} placeable PUs "
-                              f"of machine {name!r} (oversubscribe: true allows that)")
-        if count not in threads:
-            threads.append(count)
+    for written in entry.get("threads", config["threads"]):
+        if written == "levels" and topo is None:
+            raise ConfigError(f"{field}: levels needs the tree of machine {name!r}, which its "
+                              "SLURM node reads only when the campaign runs; give the machine "
+                              f"its own thread counts (machines.{name}.threads: [2, 8, all], say)")
+        counts = level_counts(topo) if written == "levels" else [pus if written == "all"
+                                                                 else written]
+        for count in counts:
+            if count > pus and not config["oversubscribe"]:
+                raise ConfigError(f"{field}: {count} threads exceed the {pus} placeable PUs "
+                                  f"of machine {name!r} (oversubscribe: true allows that)")
+            if count not in threads:
+                threads.append(count)
+    if not threads:
+        raise ConfigError(f"{field}: no thread count for machine {name!r}: levels gives none "
+                          "on its tree (no level of it groups more than one PU and fewer than "
+                          "all where placements differ: a flat machine); add all")
     return tuple(threads)
 
 
@@ -556,7 +570,7 @@ def _slurm_machine(config: dict, name: str, entry: dict) -> Machine:
         raise ConfigError(f"{where}.measure: a SLURM machine is measured (leave the machine out "
                           "to skip it)")
     return Machine(name, "auto", None, True,
-                   _thread_counts(config, name, entry, slurm["cpus"]), dict(slurm))
+                   _thread_counts(config, name, entry, slurm["cpus"], None), dict(slurm))
 
 
 def _check_oversubscribed(config: dict, machines: dict[str, Machine]) -> None:
