@@ -30,6 +30,10 @@ from pinbench.place.independent import compact, scatter
 from pinbench.topology import Node, Topology, pus_below, subtree
 
 FREE = ()  #: the label of a PU without a thread; one with threads: their numbers
+#: What to do on a flat machine (:func:`interchangeable`) to see placements differ.
+ELSEWHERE = ("to compare placements, run on a machine whose PUs share unequally (sockets, SMT, "
+             "NUMA nodes, caches of some cores), or plan one: "
+             "pinbench plan config/campaigns/study-plan.yaml")
 
 
 def _form(node: Node, thread_on: dict[int, tuple[int, ...]]) -> tuple:
@@ -125,3 +129,15 @@ def level_counts(topo: Topology) -> list[int]:
     return [n for n in sizes
             if experiment_key(topo, compact(topo, n)) != experiment_key(topo, scatter(topo, n))]
 
+
+def flat_machine(topo: Topology) -> str:
+    """What a flat machine (:func:`interchangeable`) is, in words; "" for any other machine.
+
+    >>> from pinbench.topology import load
+    >>> flat_machine(load("Package:1 Core:2 PU:1"))
+    'flat (Package:1 Core:2 PU:2; 2 of 2 PUs placeable): every pinned strategy is one placement up to symmetry at every thread count'
+    """
+    if not interchangeable(topo):
+        return ""
+    return (f"flat ({topo.summary()}): every pinned strategy is one placement up to symmetry at "
+            "every thread count")
