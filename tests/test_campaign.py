@@ -50,6 +50,36 @@ def test_a_machine_may_have_its_own_thread_counts():
     assert machines["study"].threads == (4, 8) and machines["local"].threads == (1,)
 
 
+@pytest.mark.parametrize("spec, counts", [
+    ("Package:2 Core:4 PU:2", (2, 8, 16)),  # an SMT core, a socket, all
+    ("Package:1 Core:16 PU:1", (16,)),  # flat: every placement of a count is alike
+    ("Package:1 L3Cache:1 L2Cache:2 Core:1 PU:1", (2,)),  # the 2-core VM's shape: flat too
+])
+def test_the_default_campaign_measures_where_placements_differ_and_all(spec, counts):
+    config = campaign.default_config(ROOT)
+    assert config["threads"] == ["levels", "all"]
+    config["machines"] = {"m": {"topology": spec}}
+    _, machines = load(config)
+    assert machines["m"].threads == counts
+
+
+def test_levels_stand_where_they_are_written_and_need_the_machine_tree():
+    config = base() | {"threads": [1, "levels", 4, "all"]}
+    del config["machines"]["local"]
+    assert load(config)[1]["study"].threads == (1, 4, 8)  # nehalem: 4 cores to a socket
+    config = base() | {"threads": ["levels"]}
+    config["machines"] = {"flat": {"topology": "Package:1 Core:4 PU:1"}}
+    with pytest.raises(campaign.ConfigError, match=r"^threads: no thread count for machine "
+                       r"'flat': levels gives none on its tree .*: a flat machine\); add all$"):
+        load(config)
+    config["machines"] = {"node": {"topology": "auto", "slurm": {"partition": "p", "cpus": 4,
+                                                                 "node": "n1"}}}
+    with pytest.raises(campaign.ConfigError, match=r"^threads: levels needs the tree of machine "
+                       r"'node', which its SLURM node reads only when the campaign runs; give "
+                       r"the machine its own thread counts \(machines\.node\.threads: "):
+        load(config)
+
+
 def edit(path, value):
     config = base()
     *parents, last = path

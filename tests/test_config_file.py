@@ -11,6 +11,7 @@ import json
 import math
 import random
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,7 @@ BAD_CONFIGS = {
     "campaign-with-newline.yaml": "campaign: name 'newline\\n' is not allowed",
     "env-name-with-newline.yaml": "env: 'SIZE\\n' does not match",
     "float-thread-count.yaml": "threads.0: 2.0 is not valid under any of the given schemas",
+    "billion-laughs.yaml": "env.L5: YAML aliases expand to more than 100,000 values",
     # checks across fields
     "traced-name-collision.yaml": "benchmarks.spin.traced: clashes with the traced variant of "
                                   "benchmark 'spin' (both would build bin/spin.traced)",
@@ -121,6 +123,37 @@ def test_other_things_yaml_refuses_come_out_in_one_line(tmp_path):
         assert expected in message and len(message.splitlines()) == 1, message
 
 
+def test_nested_aliases_are_refused_without_expanding_them():
+    """billion-laughs.yaml expands to 9^10 strings: walked value by value, the check would
+    take hours. It runs in a subprocess with a time limit, so a regression fails the test
+    instead of hanging the suite."""
+    code = ("import sys; from pathlib import Path\n"
+            "from pinbench.workflow import campaign, config_file\n"
+            "try: campaign.load_campaign(config_file.load(sys.argv[1]), Path.cwd())\n"
+            "except campaign.ConfigError as exc: print(exc)")
+    proc = subprocess.run([sys.executable, "-c", code, str(BAD / "billion-laughs.yaml")],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.stdout.startswith(BAD_CONFIGS["billion-laughs.yaml"]), proc.stdout + proc.stderr
+
+
+def test_shared_anchors_are_read_and_a_value_holding_itself_is_refused(tmp_path):
+    shared = tmp_path / "shared.yaml"
+    shared.write_text("campaign: shared\nmachines: {here: {topology: \"Package:1 Core:2 PU:1\"}}\n"
+                      "benchmarks:\n  a: &bench {source: benchmarks/triad.c, input: quick}\n"
+                      "  b: *bench\n")
+    config, _ = campaign.load_campaign(config_file.load(shared), ROOT)
+    assert config["benchmarks"]["a"] == config["benchmarks"]["b"]
+    assert config["benchmarks"]["b"]["input"] == "quick"
+    cases = {"campaign: x\nenv: &env {A: *env}\n":
+             "env.A: a YAML alias inside its own anchor (the value would hold itself)",
+             "campaign: x\nthreads: [" + ", ".join(["1"] * 100_001) + "]\n":
+             "threads: holds more than 100,000 values (a campaign holds a few hundred)"}
+    for text, expected in cases.items():
+        path = tmp_path / "bad.yaml"
+        path.write_text(text)
+        assert refusal(path) == expected
+
+
 def test_json_and_a_byte_order_mark_are_read(tmp_path):
     config = yaml.safe_load((ROOT / "config" / "campaigns" / "study-plan.yaml").read_text())
     as_json = tmp_path / "study.json"
@@ -146,6 +179,7 @@ def said(proc) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("name, args", [
     ("duplicate-key.yaml", ["-n"]),  # what Snakemake's reader lets through
+    ("billion-laughs.yaml", ["-n"]),  # aliases of lists, which Snakemake's reader keeps shared
     ("nan-confidence.yaml", []),  # what no schema refuses; the profile's settings, every core
     ("traced-name-collision.yaml", ["--cores", "1"]),  # beyond the schema
 ])

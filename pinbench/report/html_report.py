@@ -23,6 +23,7 @@ import yaml
 from markupsafe import Markup
 
 from pinbench.measure.settings import QUIET
+from pinbench.place.symmetry import ELSEWHERE
 from pinbench.results import traces
 from pinbench.results.layout import REPORT_PAGES, Layout
 from pinbench.results.runs import RunRecord
@@ -77,10 +78,12 @@ def context(layout: Layout, shared: dict, stats: dict, runs: list[RunRecord],
     summary_marks, summary_notes = data.warning_notes(stats["summary"])
     for row, marks in zip(stats["summary"], summary_marks):
         row["note_marks"] = marks
+    indistinct = data.indistinct_machines(verdicts)
     return shared | {
         "config_text": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
         "counts": data.run_counts(runs), "machines": machines,
-        "indistinct": data.indistinct_machines(verdicts), "verdicts": verdicts,
+        "indistinct": indistinct, "verdicts": verdicts,
+        "flat": data.flat_machines(layout, indistinct), "elsewhere": ELSEWHERE,
         "overview": overview.overview(stats["cells"], verdicts, data.comparisons(layout),
                                       described, strategies, config["baseline"],
                                       shared["quiet_threshold"], 1 - config["confidence"]),

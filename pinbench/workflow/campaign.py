@@ -23,6 +23,7 @@ import yaml
 from pinbench.measure.settings import Metric, metric
 from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
 from pinbench.place.registry import WRAPPING, is_own_name, needs_matrix, parse_strategy
+from pinbench.place.symmetry import level_counts
 from pinbench.place.policies import predict
 from pinbench.place.user import UserPlacement
 from pinbench.results.runs import METRICS
@@ -57,6 +58,10 @@ _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 #: What a campaign string may not hold: the unprintable characters but tab and newline
 #: (a multi-line command, a tab in a regex), which print as they are.
 _REFUSED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+#: The most values (mappings, lists and scalars) a campaign may hold, YAML aliases expanded.
+#: Campaigns hold a few hundred; a file of aliases of aliases ("billion laughs") holds
+#: billions once expanded, which every check, Snakemake's validate() and a JSON dump walk.
+MAX_VALUES = 100_000
 
 
 class ConfigError(ValueError):
@@ -127,8 +132,60 @@ def _refusal(text: str) -> str:
             "value is printed (of the control characters only tab and newline are allowed)")
 
 
+def _children(value) -> list:
+    """The (key or index, item) pairs of a mapping or a list; none for a scalar."""
+    if isinstance(value, dict):
+        return list(value.items())
+    return list(enumerate(value)) if isinstance(value, list) else []
+
+
+def check_size(config: dict) -> None:
+    """Refuse a campaign holding more than :data:`MAX_VALUES` values once its YAML aliases are
+    expanded, or holding itself (an alias inside its own anchor), naming the field.
+
+    A YAML reader gives every alias its anchor's own object, so ten lines of aliases of
+    aliases make a graph whose tree, walked value by value, holds billions of values. The
+    expanded size of each mapping and list is computed once (memoised by identity) in one
+    depth-first walk of the graph: linear in the file. The field named is the first (in the
+    file's order) whose expansion is too large and which is an anchor, or holds only values
+    small enough.
+    """
+    size: dict[int, int] = {}  # id -> values below a mapping or list, itself included, capped
+    refs: dict[int, int] = {}  # id -> the places a mapping or list is reached from
+    walking: set[int] = set()  # the mappings and lists above the value popped
+    stack: list[tuple[tuple, object, bool]] = [((), config, False)]
+    while stack:  # iterative: a deeply nested file must not exhaust the stack
+        path, value, finished = stack.pop()
+        key = id(value)
+        if finished:
+            walking.discard(key)
+            size[key] = min(MAX_VALUES + 1, 1 + sum(size.get(id(item), 1)
+                                                    for _, item in _children(value)))
+            continue
+        if key in walking:
+            raise ConfigError(f"{_where(path)}: a YAML alias inside its own anchor (the value "
+                              "would hold itself)")
+        refs[key] = refs.get(key, 0) + 1
+        if key in size:
+            continue
+        walking.add(key)
+        stack.append((path, value, True))
+        stack.extend(((*path, k), item, False) for k, item in _children(value)
+                     if isinstance(item, (dict, list)))
+    if size[id(config)] <= MAX_VALUES:
+        return
+    path, value = (), config
+    while refs[id(value)] == 1 and (big := next(((k, item) for k, item in _children(value)
+                                                 if size.get(id(item), 1) > MAX_VALUES), None)):
+        path, value = (*path, big[0]), big[1]
+    what = "YAML aliases expand to" if max(refs.values()) > 1 else "holds"
+    raise ConfigError(f"{_where(path)}: {what} more than {MAX_VALUES:,} values (a campaign "
+                      "holds a few hundred)")
+
+
 def check_values(config: dict) -> None:
-    """Refuse what no schema keyword can: NaN or infinite numbers, and strings (values and
+    """Refuse what no schema keyword can: a campaign too large once its YAML aliases are
+    expanded (:func:`check_size`), NaN or infinite numbers, and strings (values and
     keys) holding a NUL byte, a control character but tab and newline, or a lone surrogate.
 
     NaN passes every bound (each comparison with it is false) and neither NaN nor
@@ -138,6 +195,7 @@ def check_values(config: dict) -> None:
     terminal raw, clearing it or setting its title; a lone surrogate (``"\\ud800"`` in
     YAML) cannot be written as UTF-8, so the report would fail once everything is measured.
     """
+    check_size(config)
     stack = [((), config)]
     while stack:  # iterative: a deeply nested file must not exhaust the stack
         path, value = stack.pop()
@@ -468,21 +526,34 @@ def _machines(config: dict, presets: Path, root: Path) -> dict[str, Machine]:
             raise ConfigError(f"{where}.measure: only a machine with topology \"auto\" is "
                               "measured here; other topologies are planned (placements only)")
         machines[name] = Machine(name, spec, topo, measure,
-                                 _thread_counts(config, name, entry, len(topo.placeable)))
+                                 _thread_counts(config, name, entry, len(topo.placeable), topo))
     return machines
 
 
-def _thread_counts(config: dict, name: str, entry: dict, pus: int) -> tuple[int, ...]:
-    """A machine's thread counts, ``all`` resolved, each at most ``pus``."""
+def _thread_counts(config: dict, name: str, entry: dict, pus: int,
+                   topo: Topology | None) -> tuple[int, ...]:
+    """A machine's thread counts, each at most ``pus``: ``all`` resolved to ``pus``, ``levels``
+    to the counts at which placements differ on its tree ``topo``
+    (:func:`pinbench.place.symmetry.level_counts`; None: a SLURM node's, read there)."""
     field = f"machines.{name}.threads" if "threads" in entry else "threads"
     threads = []
-    for count in entry.get("threads", config["threads"]):
-        count = pus if count == "all" else count
-        if count > pus and not config["oversubscribe"]:
-            raise ConfigError(f"{field}: {count} threads exceed the {pus} placeable PUs "
-                              f"of machine {name!r} (oversubscribe: true allows that)")
-        if count not in threads:
-            threads.append(count)
+    for written in entry.get("threads", config["threads"]):
+        if written == "levels" and topo is None:
+            raise ConfigError(f"{field}: levels needs the tree of machine {name!r}, which its "
+                              "SLURM node reads only when the campaign runs; give the machine "
+                              f"its own thread counts (machines.{name}.threads: [2, 8, all], say)")
+        counts = level_counts(topo) if written == "levels" else [pus if written == "all"
+                                                                 else written]
+        for count in counts:
+            if count > pus and not config["oversubscribe"]:
+                raise ConfigError(f"{field}: {count} threads exceed the {pus} placeable PUs "
+                                  f"of machine {name!r} (oversubscribe: true allows that)")
+            if count not in threads:
+                threads.append(count)
+    if not threads:
+        raise ConfigError(f"{field}: no thread count for machine {name!r}: levels gives none "
+                          "on its tree (no level of it groups more than one PU and fewer than "
+                          "all where placements differ: a flat machine); add all")
     return tuple(threads)
 
 
@@ -499,7 +570,7 @@ def _slurm_machine(config: dict, name: str, entry: dict) -> Machine:
         raise ConfigError(f"{where}.measure: a SLURM machine is measured (leave the machine out "
                           "to skip it)")
     return Machine(name, "auto", None, True,
-                   _thread_counts(config, name, entry, slurm["cpus"]), dict(slurm))
+                   _thread_counts(config, name, entry, slurm["cpus"], None), dict(slurm))
 
 
 def _check_oversubscribed(config: dict, machines: dict[str, Machine]) -> None:

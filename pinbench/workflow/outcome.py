@@ -1,15 +1,19 @@
 """What a campaign call says at its end: the campaign in one line, where the results and the
-report are, the measurements set aside, the strategies left out where a trace failed and the
-cells without a usable run."""
+report are, the measured machines too flat for placements to differ, the measurements set
+aside, the strategies left out where a trace failed and the cells without a usable run."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from pinbench.place.registry import parse_strategy
+from pinbench.place.symmetry import ELSEWHERE, flat_machine
 from pinbench.results import traces
 from pinbench.results.layout import Layout
 from pinbench.results.runs import read_runs
 from pinbench.stats.cells import unusable_cells
 from pinbench.stats.analyse import read_verdicts
+from pinbench.workflow.campaign import Machine, own_placements
 
 
 def set_aside(layout: Layout, machines: list[str]) -> list[str]:
@@ -53,11 +57,29 @@ def campaign_line(layout: Layout, alpha: float) -> str:
     return text
 
 
-def where_and_what(layout: Layout, alpha: float = 0.05) -> str:
+def flat_machines(machines: Iterable[Machine], config: dict) -> list[str]:
+    """One line per measured machine that is flat (:func:`pinbench.place.symmetry.flat_machine`)
+    while the campaign pins threads with two strategies or more (``os`` and the runtimes'
+    policies do not pin them themselves), saying what to do; a SLURM machine's tree is read
+    on its node, so it is not among them."""
+    own = own_placements(config["placements"])
+    pinned = [s for s in config["strategies"]
+              if (strategy := parse_strategy(s, own)[0]).place is not None and not strategy.policy]
+    if len(pinned) < 2:
+        return []
+    said = ("this campaign compares os against pinned only" if "os" in config["strategies"]
+            else f"this campaign's {len(pinned)} pinned strategies measure one placement")
+    return [f"machine {machine.name} is {flat}, so {said}; {ELSEWHERE}"
+            for machine in machines if machine.measure and machine.topology is not None
+            and (flat := flat_machine(machine.topology))]
+
+
+def where_and_what(layout: Layout, alpha: float = 0.05, flat: Sequence[str] = ()) -> str:
     """Where the results and the report are, and the campaign in one line (``alpha``: the
-    campaign's 1 - confidence)."""
+    campaign's 1 - confidence), followed by ``flat``'s lines (:func:`flat_machines`)."""
     return (f"campaign: {campaign_line(layout, alpha)}\n"
-            f"results: {Path(layout.root).resolve()}\n"
+            + "".join(f"{line}\n" for line in flat)
+            + f"results: {Path(layout.root).resolve()}\n"
             f"report: {Path(layout.report_index).resolve()}")
 
 

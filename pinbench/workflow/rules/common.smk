@@ -89,6 +89,9 @@ snakemake_adapter.clear_stale_locks()
 STARTED = time.time()  # this call's jobs are the timings written since
 # the results by absolute path: at exit, Snakemake has left the working directory (-d)
 RESULTS = Layout(str(Path(LAYOUT.root).resolve()))
+#: The measured machines on which no two pinned placements differ: a line each, said before
+#: measuring and in the closing lines.
+FLAT = outcome.flat_machines(MEASURED, config)
 
 
 wildcard_constraints:
@@ -236,7 +239,7 @@ def print_summaries():
     print(accounting.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
     for part in LEFT_OUT.values():
         print(part.line())
-    print(outcome.where_and_what(LAYOUT, 1 - config["confidence"]))
+    print(outcome.where_and_what(LAYOUT, 1 - config["confidence"], FLAT))
     snakemake_adapter.exit_without_waiting()
     failed = outcome.failed_cells(LAYOUT)
     problems = [f"{len(failed)} cell(s) without a usable run: "
@@ -255,6 +258,8 @@ def print_system_checks():
         warning = campaign.repetitions_warning(config, MACHINES)
         if warning:
             print(f"pinbench: WARNING: {warning}")
+        for line in FLAT:
+            print(f"pinbench: {line}")
         print("pinbench: this machine before measuring (pinbench system):")
         checks = system.system_checks(window_s=0.3, since=CHECKS_SINCE)
         print(system.format_checks(checks), end="")
@@ -264,7 +269,7 @@ def print_when_nothing_to_do():
     """At exit of a call that had nothing to do (Snakemake runs no hook then): where the
     results and the report are, and the campaign in one line."""
     if snakemake_adapter.had_nothing_to_do(workflow):
-        print(outcome.where_and_what(RESULTS, 1 - config["confidence"]), flush=True)
+        print(outcome.where_and_what(RESULTS, 1 - config["confidence"], FLAT), flush=True)
         snakemake_adapter.exit_without_waiting()
 
 
