@@ -16,6 +16,8 @@ import yaml
 from conftest import ROOT, campaign_command
 from optional_tools import stripped_path
 from pinbench import native
+from pinbench.measure.launcher import Launcher
+from pinbench.results.runs import COUNTERS
 from pinbench.workflow import optional
 from pinbench.workflow.campaign import Machine
 
@@ -47,27 +49,44 @@ def campaign(**changes) -> dict:
 def test_each_missing_part_is_named_with_its_tool(tmp_path, monkeypatch):
     monkeypatch.setenv(native.NATIVE_DIR_VARIABLE,
                        str(manifest_without(tmp_path / "native", "ompt", "valgrind")))
-    monkeypatch.setenv("PINBENCH_EXTRAP", str(tmp_path / "no-extrap"))
-    parts = optional.left_out(campaign(), [machine("here", (1, 2, 3, 4, 5))], tmp_path)
-    assert sorted(parts) == ["explain", "models", "tracing"]
+    parts = optional.left_out(campaign(), [machine("here", (1, 2))])
+    assert sorted(parts) == ["explain", "tracing"]
     assert parts["explain"].line() == ("explain left out: the OMPT tool is not built: ompt "
                                        "cannot be built here (test); then run pinbench setup "
                                        "(the cells are measured without explained runs)")
     assert "the valgrind tracer: the Valgrind tool is not built" in parts["tracing"].why
-    assert f"{tmp_path / 'no-extrap'} is missing" in parts["models"].why
 
 
 def test_nothing_is_left_out_of_what_the_campaign_does_not_ask(tmp_path, monkeypatch):
     monkeypatch.setenv(native.NATIVE_DIR_VARIABLE,
                        str(manifest_without(tmp_path / "native", "ompt", "valgrind")))
-    monkeypatch.setenv("PINBENCH_EXTRAP", str(tmp_path / "no-extrap"))
-    # no explain, no graph strategy (no trace), too few thread counts for models
-    config = campaign(explain=None, strategies=["os", "compact"])
-    assert optional.left_out(config, [machine("here", (1, 2))], tmp_path) == {}
-    # a planned machine is not measured: nothing to explain or model
+    config = campaign(explain=None, strategies=["os", "compact"])  # no explain, no trace
+    assert optional.left_out(config, [machine("here", (1, 2))]) == {}
+    # a planned machine is not measured: nothing to explain
     planned = [machine("big", (1, 2, 4, 8, 16), measure=False)]
-    assert optional.left_out(campaign(tracing={"tracer": "tsan", "when": "auto"}), planned,
-                             tmp_path) == {}
+    assert optional.left_out(campaign(tracing={"tracer": "tsan", "when": "auto"}), planned) == {}
+
+
+def test_a_counter_the_kernel_does_not_count_is_named(monkeypatch):
+    """The metric's counter is asked of the launcher; here a name it never counts stands for
+    a hardware counter of a virtual machine."""
+    monkeypatch.setattr(optional, "uncounted", lambda counter: f"{counter}: no such event")
+    config = campaign(explain=None, strategies=["os", "compact"], metric="cycles")
+    [part] = optional.left_out(config, [machine("here", (1, 2))]).values()
+    assert part.line() == ("metric cycles left out: this machine's kernel does not count cycles "
+                           "(cycles: no such event) (the verdicts, tables and report are on "
+                           "the run time instead)")
+    slurm = Machine("node", "auto", None, True, (1, 2), {"partition": "p"})
+    assert optional.left_out(config, [slurm]) == {}  # its node counts what it counts
+
+
+def test_the_counters_refused_are_the_launchers_own_answer():
+    """What :func:`optional.uncounted` says of each counter is what a run says of it."""
+    with Launcher() as launcher:
+        reply = launcher.run("/bin/true", ["true"], {}, 10.0, 4096)
+    assert set(reply.counters) | set(reply.uncounted) >= set(COUNTERS) - {"energy_uj"}
+    for counter in COUNTERS:
+        assert optional.uncounted(counter) == reply.uncounted.get(counter), counter
 
 
 @pytest.mark.slow

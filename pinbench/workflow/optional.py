@@ -11,32 +11,31 @@ first page), and everything else runs:
   by ``pinbench setup`` (the Valgrind tool needs Valgrind, the Pin tool ``PIN_ROOT``);
   without it the strategies that need a matrix are neither placed nor measured, the others
   are;
-- ``models`` (scalability models): Extra-P's command line (``.venv-extrap``, or
-  ``PINBENCH_EXTRAP``); without it the campaign ends without models;
 - a SLURM machine whose cluster cannot be asked (no ``sinfo``, no controller): its work is
-  left out of the call (:func:`pinbench.workflow.places.unreachable` finds it).
-
+  left out of the call (:func:`pinbench.workflow.places.unreachable` finds it);
 - ``metric`` on a counter (``cycles``...) that the kernel here does not count (a virtual
   machine, ``perf_event_paranoid``): asked of the launcher once, on ``/bin/true``; the
   verdicts are then on the run time, as without ``metric``.
 
 The other counters the kernel does not count are said by each measurement job (the runs
-record what was counted); the report's browser check and likwid serve the tests only.
+record what was counted). Without Extra-P (``.venv-extrap``, or ``PINBENCH_EXTRAP``) the
+models' job writes no model and says why in its summary's first line, which the closing
+lines and the report show (:func:`pinbench.stats.models.models`): it runs again when
+``PINBENCH_EXTRAP`` changes. The report's browser check and likwid serve the tests only.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from pinbench import native
-from pinbench.stats.models import extrap_path, modellable
 from pinbench.workflow.campaign import traces
+
 
 @dataclass(frozen=True)
 class LeftOut:
     """One part of a campaign left out of this call: ``part`` (``explain``, ``tracing``,
-    ``models``, ``machine NAME``), ``why`` (the missing tool, in one line) and ``effect``
+    ``metric NAME``, ``machine NAME``), ``why`` (the missing tool, in one line) and ``effect``
     (what the campaign does without it)."""
 
     part: str
@@ -47,8 +46,8 @@ class LeftOut:
         """One line, e.g. ``explain left out: the OMPT tool is not built: ... (the cells are
         measured without explained runs)``.
 
-        >>> LeftOut("models", "Extra-P is not installed", "no scalability models").line()
-        'models left out: Extra-P is not installed (no scalability models)'
+        >>> LeftOut("explain", "clang not found", "no explained runs").line()
+        'explain left out: clang not found (no explained runs)'
         """
         return f"{self.part} left out: {self.why} ({self.effect})"
 
@@ -77,14 +76,14 @@ def uncounted(counter: str) -> str | None:
     return reply.uncounted.get(counter)
 
 
-def left_out(config: dict, machines: Iterable, project: Path) -> dict[str, LeftOut]:
+def left_out(config: dict, machines: Iterable) -> dict[str, LeftOut]:
     """The parts that the campaign ``config`` asks for and this machine lacks, by part.
 
     ``machines``: the campaign's (:class:`pinbench.workflow.campaign.Machine`), explanations
-    and models coming with the measured ones; ``project``: where Extra-P is looked for
-    (:func:`pinbench.stats.models.extrap_path`).
+    and counters coming with the measured ones.
     """
-    measured = {m.name: list(m.threads) for m in machines if m.measure}
+    machines = list(machines)
+    measured = [m for m in machines if m.measure]
     found: dict[str, LeftOut] = {}
     if config.get("explain") and measured:
         why = helper_missing("ompt")
@@ -100,14 +99,10 @@ def left_out(config: dict, machines: Iterable, project: Path) -> dict[str, LeftO
                 "the strategies that need an affinity matrix are neither placed nor measured; "
                 "the others are")
     metric = config.get("metric", "time")
-    here = [m for m in machines if m.measure and m.slurm is None]
+    here = [m for m in measured if m.slurm is None]
     why = uncounted(metric) if metric != "time" and here else None
     if why:
         found["metric"] = LeftOut(f"metric {metric}", f"this machine's kernel does not count "
                                   f"{metric} ({why})", "the verdicts, tables and report are on "
                                   "the run time instead")
-    extrap = extrap_path(project)
-    if modellable(measured) and not extrap.is_file():
-        found["models"] = LeftOut("models", f"Extra-P is not installed ({extrap} is missing; "
-                                  "scripts/setup.sh installs it)", "no scalability models")
     return found

@@ -53,7 +53,7 @@ def rebuild_report(config: dict, machines: dict[str, campaign.Machine], say=prin
 
     from pinbench.workflow.optional import left_out
 
-    parts = [part.line() for part in left_out(config, machines.values(), Path.cwd()).values()]
+    parts = [part.line() for part in left_out(config, machines.values()).values()]
     index = html_report.build_report(layout, config, measured, parts)
     say(f"report: {index.resolve()}")
     return 0

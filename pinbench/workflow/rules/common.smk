@@ -69,7 +69,7 @@ PY = shlex.quote(sys.executable)
 STRATEGIES = config["strategies"]
 MEASURED = [m for m in MACHINES.values() if m.measure]
 PLANNED = [m for m in MACHINES.values() if not m.measure]
-LEFT_OUT |= optional.left_out(config, MACHINES.values(), PROJECT)
+LEFT_OUT |= optional.left_out(config, MACHINES.values())
 for part in LEFT_OUT.values():
     print(f"pinbench: {part.line()}", file=sys.stderr)
 if "metric" in LEFT_OUT:  # a counter this machine cannot count: the verdicts are on time
@@ -83,8 +83,7 @@ EXPLAINED_OUTPUT = (
     {"explained": LAYOUT.explained("{machine}", "{bench}", "{n}")} if EXPLAIN else {}
 )
 # scalability models (rules/models.smk) when a measured machine has enough thread counts
-MODELLABLE = stats_models.modellable({m.name: m.threads for m in MEASURED})
-MODELLED = MODELLABLE and "models" not in LEFT_OUT
+MODELLED = stats_models.modellable({m.name: m.threads for m in MEASURED})
 snakemake_adapter.clear_stale_locks()
 STARTED = time.time()  # this call's jobs are the timings written since
 # the results by absolute path: at exit, Snakemake has left the working directory (-d)
@@ -232,7 +231,7 @@ def print_summaries():
     for target in all_targets():
         if target.endswith(".txt") and Path(target).exists():
             print(f"\n== {target}\n{Path(target).read_text()}")
-    if MEASURED and not MODELLABLE:  # too few thread counts for models, and why
+    if MEASURED and not MODELLED:  # too few thread counts for models, and why
         print(f"\n{stats_models.unmodelled({m.name: m.threads for m in MEASURED})}")
     for line in outcome.set_aside(LAYOUT, [m.name for m in MEASURED]):
         print(f"WARNING: measurements set aside: {line}")
