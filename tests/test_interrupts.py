@@ -161,15 +161,21 @@ def measuring_processes(work: Path) -> list[str]:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_a_stop_to_snakemake_alone_stops_its_measurement_promptly(tmp_path, signum):
     """Snakemake asked to stop waits for its running jobs: the measurement stops at once
-    instead of running its cell to the end (or on, when Snakemake was killed)."""
+    instead of running its cell to the end (or on, when Snakemake was killed), and its line
+    is the campaign's last."""
     journal = slow_campaign(tmp_path)
-    proc = subprocess.Popen(campaign_command(tmp_path), cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    with open(tmp_path / "said", "w") as said:
+        proc = subprocess.Popen(campaign_command(tmp_path), cwd=ROOT, stdout=said, stderr=said,
+                                start_new_session=True)
     wait_for(lambda: len(read_lines(journal)) >= 2, timeout=300)
     assert measuring_processes(tmp_path)
     os.kill(proc.pid, signum)  # Snakemake only, not its group
     wait_for(lambda: not measuring_processes(tmp_path), timeout=5)
     proc.wait(timeout=30)
+    if signum != signal.SIGKILL:  # the measuring process's line, and nothing after it
+        assert (tmp_path / "said").read_text().splitlines()[-1] == (
+            f"python -m pinbench.measure: stopped ({signal.Signals(signum).name}): the run "
+            "under way is not journaled, the finished ones are; the next call resumes")
     journaled = len(read_lines(journal)) - 1
     assert journaled < 12
     resumed = run_campaign(tmp_path)
@@ -183,8 +189,8 @@ def test_a_stop_to_snakemake_alone_stops_its_measurement_promptly(tmp_path, sign
 def test_a_stop_ends_a_campaign_whose_job_would_not_end(tmp_path, signum):
     """Snakemake asked to stop waits for its running jobs, whatever the signal: a build that
     hangs would keep it (and the user) waiting. The campaign ends within its grace period
-    (:data:`STOP_GRACE_S`) in one line, the hanging build ended with it, and the next call
-    starts the build again."""
+    (:data:`STOP_GRACE_S`), in one line and nothing after it, the hanging build ended with
+    it, and the next call starts the build again."""
     marker = tmp_path / "build-started"
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump({
         "campaign": "hangs", "repetitions": 3, "threads": [1],
@@ -200,10 +206,9 @@ def test_a_stop_ends_a_campaign_whose_job_would_not_end(tmp_path, signum):
     _, stderr = proc.communicate(timeout=60)
     assert time.monotonic() - started < snakemake_adapter.STOP_GRACE_S + 20
     assert proc.returncode == 128 + signum, stderr[-2000:]
-    assert stderr.splitlines()[-1] == (
-        f"pinbench: stopped ({signal.Signals(signum).name}): the jobs still running were "
-        f"ended after {snakemake_adapter.STOP_GRACE_S:g} s; every finished run is kept, and "
-        "the next call resumes")
+    said = stderr.splitlines()
+    assert said[said.index(snakemake_adapter.stop_line(signum)):] == [
+        snakemake_adapter.stop_line(signum)], stderr[-2000:]  # nothing from Snakemake after it
     assert not _alive(sleeper)
     marker.unlink()
     again = subprocess.Popen(campaign_command(tmp_path), cwd=ROOT, stdout=subprocess.DEVNULL,

@@ -17,7 +17,7 @@ misbehaving quietly:
 - asked to stop (SIGINT: ``KeyboardInterrupt``; SIGTERM: the scheduler's own handler, set
   before ``onstart`` runs, in the main thread), Snakemake waits for its running local jobs,
   and signals none of them (:func:`forward_stops`); a job that never ends (a long build or
-  trace, a job thread stuck) would keep it waiting, SIGTERM or not (:func:`_end_unless_ended`).
+  trace, a job thread stuck) would keep it waiting, SIGTERM or not (:func:`_stop`).
 """
 from __future__ import annotations
 
@@ -107,38 +107,53 @@ def main_directory(workflow) -> Path:
 
 
 #: Seconds a Snakemake asked to stop may take to end its jobs (measuring processes end their
-#: run at once) before pinbench ends them and it (:func:`_end_unless_ended`).
+#: run at once) before pinbench ends them and it (:func:`_stop`).
 STOP_GRACE_S = 5.0
 _STOPS: list[int] = []  # the stop signals received, in order
 
 
-def _end_unless_ended(signum: int, grace_s: float | None = None) -> None:
-    """Make sure a stop ends this process: on the first stop signal, a thread that, when the
-    process is still there ``grace_s`` (:data:`STOP_GRACE_S`) later, ends it in one line; a
-    second stop signal ends it now. Ending it: every process below it is killed (a build, a
-    trace), and it exits with 128 + the signal, as a process killed by it; what was
-    journaled is kept and the next call resumes (Snakemake redoes the half-written outputs:
-    ``rerun-incomplete``)."""
+def stop_line(signum: int) -> str:
+    """What a campaign says when it is stopped and no measuring process says it."""
+    return (f"pinbench: stopped ({signal.Signals(signum).name}): every finished run is kept, "
+            "and the next call resumes")
+
+
+def _stop(signum: int, said: bool, grace_s: float | None = None) -> None:
+    """A stop signal to this process, passed on to the measuring processes below it first
+    (``said``: one was, and says the stop in its own line).
+
+    The first stop is said in one line (:func:`stop_line`, unless a measuring process says
+    it), and then nothing more comes from this process: the jobs the stop failed, with
+    Snakemake's blocks on each, are no news. Snakemake waits for its running jobs, so a job
+    that would not end (a long build or trace, a stuck thread) would keep it there, SIGTERM
+    or not: a thread ends the process when it is still there ``grace_s``
+    (:data:`STOP_GRACE_S`) later, and a second stop ends it at once (:func:`_end`)."""
     _STOPS.append(signum)
     if len(_STOPS) > 1:
-        _end(signum, "at once (a second stop)")
-        return
+        _end(signum)
+    if not said:
+        print(stop_line(signum), file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        os.dup2(quiet, fd)
+    os.close(quiet)
     wait = STOP_GRACE_S if grace_s is None else grace_s
 
     def watch() -> None:
         time.sleep(wait)
-        _end(signum, f"after {wait:g} s")
+        _end(signum)
 
     threading.Thread(target=watch, name="pinbench-stop", daemon=True).start()
 
 
-def _end(signum: int, when: str) -> None:
-    """End this process and every process below it (:func:`_end_unless_ended`): the line
-    first, then SIGKILL to them (the measuring processes had the stop already), then the
-    exit, before Snakemake's threads can add anything."""
-    name = signal.Signals(signum).name
-    print(f"pinbench: stopped ({name}): the jobs still running were ended {when}; every "
-          "finished run is kept, and the next call resumes", file=sys.stderr, flush=True)
+def _end(signum: int) -> None:
+    """End this process now, as a process killed by ``signum`` (exit status 128 + it), and
+    every process below it (a build, a trace; the measuring processes had the stop already):
+    what was journaled is kept, and the next call redoes the half-written outputs
+    (``rerun-incomplete``) and resumes the measurements."""
     for pid in interrupt.descendants(os.getpid()):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
@@ -149,7 +164,8 @@ def forward_stops() -> None:
     """Make this Snakemake's measurement jobs stop when it is asked to: a SIGINT or SIGTERM
     to it alone is passed on to every measuring process below it (they end their run
     unjournaled and exit in one line) before Snakemake's own handler, which then waits for
-    them as it waits for every running job; and they learn which process is the workflow's
+    them as it waits for every running job (within :data:`STOP_GRACE_S`, and silently:
+    :func:`_stop`); and they learn which process is the workflow's
     (:func:`pinbench.measure.interrupt.mark_workflow`), so that they stop when it dies of
     SIGKILL too. Call it from ``onstart``: Snakemake has set its handlers then, and starts
     its jobs after."""
@@ -160,8 +176,7 @@ def forward_stops() -> None:
         previous = signal.getsignal(signum)
 
         def forward(received, frame, previous=previous):
-            interrupt.stop_measurements(os.getpid(), received)
-            _end_unless_ended(received)
+            _stop(received, said=bool(interrupt.stop_measurements(os.getpid(), received)))
             if callable(previous):
                 previous(received, frame)
             elif previous == signal.SIG_DFL:
