@@ -4,14 +4,17 @@ import fcntl
 import os
 import threading
 import time
+from pathlib import Path
 
 from conftest import run_record
 
 from pinbench.measure.lock import MachineLock
+from pinbench.results.layout import Layout
 from pinbench.results import formats
 from pinbench.results.runs import TABLE_COLUMNS, read_runs, write_runs
 from pinbench.workflow.rule_bodies import runs_table
 from pinbench.stats.cells import describe_cells
+from pinbench.workflow.outcome import campaign_line
 
 
 def row(strategy, rep, time_s, ok=True, verification="ok", failure=""):
@@ -32,6 +35,23 @@ def test_failed_and_misplaced_runs_are_counted_but_left_out_of_the_statistics(tm
     assert compact.mean_s == 2.0 and compact.median_s == 2.0 and compact.variance == 1.0
     assert compact.min_s == 1.0 and compact.times == [1.0, 3.0, 2.0]
     assert cells[("m", "b", 2, "os")].pinned == 0 and cells[("m", "b", 2, "os")].variance is None
+
+
+def test_a_run_that_failed_at_its_start_is_failed_not_misplaced(tmp_path):
+    """A program that exits at once (a usage error) reports no thread, bound or not: its
+    runs count once, as failed, in the cells and in the campaign's closing line."""
+    rows = [row(strategy, rep, 0.01, ok=False, failure="exit status 2: usage",
+                verification=verification)
+            for rep, (strategy, verification) in enumerate(
+                [("os", "missing"), ("os", "missing"), ("compact", "missing"),
+                 ("compact", "mismatch")])]
+    write_runs(rows, tmp_path / "t2.csv")
+    cells = describe_cells(read_runs([tmp_path / "t2.csv"]))
+    assert [(c.failures, c.misplaced) for c in cells.values()] == [(2, 0), (2, 0)]
+    layout = Layout(str(tmp_path))
+    write_runs(rows, Path(layout.all_runs))
+    assert campaign_line(layout, 0.05).startswith(
+        "4 runs in 1 measurement job(s), 4 failed, 0 misplaced")
 
 
 def test_collect_concatenates_tables_and_lists_failures(tmp_path):

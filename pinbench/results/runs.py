@@ -85,8 +85,11 @@ class RunRecord:
 
     @property
     def misplaced(self) -> bool:
-        """The placement was checked and found wrong (mismatch, or a thread reported nothing)."""
-        return self.verification in MISPLACED
+        """The run succeeded, and its placement was checked and found wrong (mismatch, or a
+        thread reported nothing). A failed run is failed only: a program that exits at its
+        start reports no thread, bound or not, and is not misplaced for it (each run counts
+        once, as failed or as misplaced)."""
+        return self.ok and self.verification in MISPLACED
 
     @property
     def counts(self) -> bool:
