@@ -60,7 +60,7 @@ from pinbench.measure import workdir
 from pinbench.measure.journal import Journal, described
 from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
-from pinbench.measure.progress import Campaign, Progress
+from pinbench.measure.progress import Campaign, Progress, duration
 from pinbench.measure.settings import (LAUNCHED, OPENMP, JobSettings, located, metric_regex,
                                        portable)
 from pinbench.measure.spawn import RunResult, base_environment, executable, prepare, run_once
@@ -536,6 +536,7 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
         extra.plan(measured, stands_for, len(order))
     account = new_account() if account is None else account
     first = ""  # the failure every run so far had alike ("" once one differs or succeeds)
+    busy_runs, busy_s = 0, 0.0  # runs measured on a busy machine, and the waits before runs
     loop_started = time.monotonic()
     for index, (strategy, rep) in enumerate(order):
         if extra is not None:
@@ -546,10 +547,11 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
             interrupt.check()
             waited, busy = wait_until_quiet(threshold, max_wait, check=interrupt.check) \
                 if noisy else (0.0, False)
-            if busy:
+            if busy and not busy_runs:
                 say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
                     f"busy for {max_wait:g} s: measuring anyway "
-                    "(pinbench system names them)")
+                    "(pinbench system names them; said once, the job's total at its end)")
+            busy_runs, busy_s = busy_runs + busy, busy_s + waited
             with interrupt.journaling():  # a stop ends the run, or waits for its record
                 record = measure_one(job, strategy, rep, index, launcher, kept)
                 record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
@@ -581,6 +583,9 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
                 f"({len(order) - index - 1} runs of {len(order)} saved)")
             progress.update(index + 1, strategy, measured=False, final=True)
             break
+    if busy_runs:
+        say(f"{label} {busy_runs} of its runs measured on a busy machine, after waiting "
+            f"{duration(busy_s)} in all for it to be quiet")
     if extra is not None:
         extra.finish()
         account["explained_runs"], account["explained_s"] = extra.runs, extra.wall_s
