@@ -9,13 +9,18 @@ import os
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import yaml
 from conftest import DATA, run_campaign
 from test_trace import CMAKE_LISTS
 
+from pinbench.graph.matrix import write_matrix
+from pinbench.results import traces
 from pinbench.results.placements import read_placement
+from pinbench.workflow import tracecache
 
 STRATEGIES = ["os", "compact", "lp-compact"]
 
@@ -120,3 +125,28 @@ def test_a_failed_trace_leaves_out_only_the_strategies_that_need_the_matrix(tmp_
     assert experiments(rows, "unlinked") == set(STRATEGIES)
     [aside] = [x for x in fixed.stdout.splitlines() if "measurements set aside" in x]
     assert aside.startswith(f"WARNING: measurements set aside: here/unlinked/t{n}: "), aside
+
+
+def test_a_matrix_without_a_shared_line_is_a_failed_trace(tmp_path, monkeypatch, capsys):
+    """A trace whose matrix shares no line between two threads cannot rank the graph
+    strategies: it is recorded as failed (they are left out), said why in one line; one
+    that shares a line is kept."""
+    monkeypatch.chdir(tmp_path)
+    binary = tmp_path / "prog.traced"
+    binary.write_bytes(b"\x7fELF")
+    config = {"campaign": "c", "benchmarks": {"b": {}}}
+    wildcards = SimpleNamespace(machine="here", bench="b", n="2")
+    for weights, failed in (([[5.0, 0.0], [0.0, 7.0]], True), ([[5.0, 1.0], [1.0, 7.0]], False)):
+        matrix = tmp_path / f"{failed}" / "t2.csv"
+        matrix.parent.mkdir()
+        monkeypatch.setattr(tracecache, "_trace", lambda config, wildcards, binary, out, log,
+                            weights=weights: write_matrix(np.array(weights), out))
+        tracecache.trace_cell(config, wildcards, str(binary), str(matrix), str(tmp_path / "log"))
+        why = traces.failure(matrix)
+        if failed:
+            assert why.startswith("no cache line was shared by two of the 2 threads (an "
+                                  "all-zero matrix): it cannot rank placements")
+            assert f"trace b t2 failed: {why}; the strategies that need its affinity matrix " \
+                "are left out there, the others measured" in capsys.readouterr().out
+        else:
+            assert why is None and matrix.stat().st_size

@@ -29,20 +29,40 @@ def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> N
     A trace that fails, because its traced build did (an empty ``binary``; the build's log
     says why) or the tracer refused the program or it failed under it, is recorded in the
     matrix's place, in one line also said here (:mod:`pinbench.results.traces`): only the
-    strategies that need the matrix are left out.
+    strategies that need the matrix are left out. So is a trace whose matrix has no line
+    shared by two threads: it cannot rank placements by what threads share (the traced
+    program ran no OpenMP code of its own, or not the campaign's problem); the traced
+    matrix stays in the trace cache.
     """
     why = traces.failed_build(binary, traced_build_log(config, wildcards.machine,
                                                        wildcards.bench))
     if why is None:
         try:
             _trace(config, wildcards, binary, matrix, log)
-            return
+            why = _unshared(matrix, int(wildcards.n))
         except TraceError as exc:
             why = str(exc)
+        if why is None:
+            return
     traces.record_failure(matrix, why)
     Path(log).write_text(why + "\n")
     print(f"trace {wildcards.bench} t{wildcards.n} failed: {why}; the strategies that need its "
           "affinity matrix are left out there, the others measured", flush=True)
+
+
+def _unshared(matrix: str, threads: int) -> str | None:
+    """Why the traced ``matrix`` of ``threads`` threads cannot rank placements: no cache
+    line shared by two of them (every weight off its diagonal zero); None when one was."""
+    import numpy as np  # imported by the rule, not by the Snakefile
+
+    from pinbench.graph.matrix import read_matrix
+
+    weights = read_matrix(matrix)
+    if threads < 2 or np.count_nonzero(weights) > np.count_nonzero(np.diag(weights)):
+        return None
+    return (f"no cache line was shared by two of the {threads} threads (an all-zero matrix): "
+            "it cannot rank placements by what threads share; is the traced program the "
+            "OpenMP program itself, on the campaign's input?")
 
 
 def _trace(config: dict, wildcards, binary: str, matrix: str, log: str) -> None:
