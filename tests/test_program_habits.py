@@ -15,6 +15,7 @@ from pinbench.measure.job import measure_one, run_job
 from pinbench.measure.launcher import Launcher
 from pinbench.measure.settings import JobSettings
 from pinbench.measure.spawn import base_environment, prepare, run_once
+from pinbench.results.placements import read_placement
 
 #: An OpenMP program that works in its current folder: it reads the milliseconds to spin from
 #: the file its argument names, appends a line to out.txt there and says how many lines
@@ -241,3 +242,36 @@ def test_a_bad_cwd_or_verify_is_refused_in_one_line(tmp_path, entry, message):
                           benchmarks={"spin": {"source": "tests/data/spin.c"} | entry})
     run = run_campaign(work, "-n")
     assert run.returncode == 2 and run.stderr.strip() == f"config error: {message}", run.stderr
+
+
+@pytest.mark.slow
+def test_traced_runs_start_where_the_timed_runs_start(wrapped, tmp_path):
+    """The traced run of a graph strategy's cell starts in the benchmark's ``cwd`` (reading
+    the input deck there: the trace would fail elsewhere, and the graph strategy be left out),
+    or in an empty folder of its own (the project's relative input made absolute, and what it
+    writes kept out of the project)."""
+    work = tmp_path / "work"
+    (work / "data").mkdir(parents=True)
+    (work / "data" / "ms.txt").write_text("20\n")
+    rundir = tmp_path / "rundir"
+    rundir.mkdir()
+    (rundir / "ms.txt").write_text("20\n")
+    source = str(wrapped.parent / "habits.c")
+    write_campaign(work, threads=[2], strategies=["os", "compact", "lp-compact"],
+                   machines={"here": {"topology": "auto"}},
+                   benchmarks={"inplace": {"source": source, "input": "ms.txt",
+                                           "cwd": str(rundir)},
+                               "scratch": {"source": source, "input": "data/ms.txt",
+                                           "validate": "^runs_here: 1$"}})
+    run = run_campaign(work)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = work / "results" / "tiny"
+    for bench in ("inplace", "scratch"):
+        placed = read_placement(results / "here" / "placements" / bench / "t2" / "lp-compact.json")
+        assert placed.left_out is None and placed.pus is not None, placed.left_out
+    rows = read_csv(results / "runs.csv")
+    assert all(r["ok"] == "True" for r in rows), [r["failure"] for r in rows if r["ok"] != "True"]
+    inplace = [r for r in rows if r["benchmark"] == "inplace"]
+    assert len((rundir / "out.txt").read_text().splitlines()) == len(inplace) + 1  # + the trace
+    assert sorted(os.listdir(work)) == [".snakemake", "campaign.yaml", "data", "results"]
+    assert not (results / "here" / "scratch").exists()

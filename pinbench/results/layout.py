@@ -140,6 +140,11 @@ class Layout:
         (:mod:`pinbench.measure.workdir`): there while the job runs."""
         return f"{self.root}/{machine}/scratch/{bench}/t{threads}"
 
+    def trace_scratch(self, machine: str, bench: str, threads) -> str:
+        """The folder a traced run starts in, unless the benchmark names one: the scratch
+        folder of a measurement job (:meth:`scratch`) for the trace of the same cell."""
+        return f"{self.scratch(machine, bench, threads)}.trace"
+
     def runs(self, machine: str, bench: str, threads) -> str:
         """The runs table of one measurement job."""
         return f"{self.root}/{machine}/runs/{bench}/t{threads}.csv"

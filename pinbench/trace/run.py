@@ -70,7 +70,7 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
           env: dict[str, str] | None = None,
           stdout=None, stderr=None, timeout: float | None = None,
           raw: Path | str | None = None, tracer_options: list[str] | None = None,
-          exit_status: Sequence[int] = (0,)) -> dict:
+          exit_status: Sequence[int] = (0,), cwd: str | None = None) -> dict:
     """Run ``program_argv`` with OMP_NUM_THREADS=threads under ``tracer``; return the sidecar.
 
     Writes ``out_csv`` (the N x N matrix) and its sidecar (``out_csv`` with ``.json``).
@@ -78,7 +78,8 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     ``env`` replaces os.environ as the base environment; ``stdout``/``stderr`` go to
     subprocess.run (default: inherited); ``raw`` also writes "line,thread,count" records;
     ``tracer_options`` go to valgrind or pin before the tool's own options; ``exit_status``:
-    the program's exit statuses that mean success.
+    the program's exit statuses that mean success; ``cwd``: the folder it starts in (default:
+    this process's).
     Raises :class:`pinbench.native.NotBuilt` (one line) if the tracer is not built, and
     TraceError (one line) if the program fails, no matrix was written, or a ``parallel-``
     weight with more than one thread counted no access (no OpenMP parallel region was
@@ -147,7 +148,8 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
 
     start = time.monotonic()
     try:
-        proc = subprocess.run(cmd, env=run_env, stdout=stdout, stderr=stderr, timeout=timeout)
+        proc = subprocess.run(cmd, env=run_env, stdout=stdout, stderr=stderr, timeout=timeout,
+                              cwd=cwd)
     except subprocess.TimeoutExpired:
         raise TraceError(f"{program_argv[0]} did not finish within {timeout} s "
                          f"under the {tracer} tracer") from None

@@ -1,12 +1,14 @@
 """The trace rule, the traces it keeps by what was traced, to reuse them, and those that failed."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
 
+from pinbench.measure import workdir
 from pinbench.results import traces
 from pinbench.results.layout import Layout, sidecar_path
 from pinbench.trace.build import TraceError
@@ -66,27 +68,35 @@ def _unshared(matrix: str, threads: int) -> str | None:
 
 
 def _trace(config: dict, wildcards, binary: str, matrix: str, log: str) -> None:
-    """The trace of :func:`trace_cell`, or its reuse; TraceError when it fails."""
+    """The trace of :func:`trace_cell`, or its reuse; TraceError when it fails. The traced run
+    starts where the timed runs start (:mod:`pinbench.measure.workdir`): what the program
+    reads from its folder, and writes there, is the campaign's problem, not the project's."""
     from pinbench.trace.run import trace  # NumPy: imported by the rule, not by the Snakefile
 
-    tracing = config["tracing"]
+    tracing, layout = config["tracing"], Layout.of(config["campaign"])
     argv = campaign.run_argv(config, wildcards.bench, binary, int(wildcards.n), traced=True)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} | \
         campaign.run_env(config, wildcards.bench)
+    cwd = config["benchmarks"][wildcards.bench].get("cwd")  # else a scratch folder, as runs
     key = hashlib.sha256(json.dumps(
         [hashlib.sha256(Path(binary).read_bytes()).hexdigest(), argv[1:], env, wildcards.n,
-         tracing], sort_keys=True).encode()).hexdigest()[:16]
-    cached = Path(Layout.of(config["campaign"]).trace_cache(
-        wildcards.machine, wildcards.bench, wildcards.n, key))
+         tracing, *([cwd] if cwd is not None else [])], sort_keys=True).encode()).hexdigest()[:16]
+    cached = Path(layout.trace_cache(wildcards.machine, wildcards.bench, wildcards.n, key))
     with open(log, "w") as out:
         if cached.is_file() and sidecar_path(cached).is_file():
             print(f"same binary, command and tracer settings as the trace in {cached}: "
                   "its matrix is reused", file=out)
         else:
-            sidecar = trace(argv, int(wildcards.n), matrix, tracing["tracer"], tracing["weight"],
-                            tracing["line_bytes"], env=env, stdout=out, stderr=out,
-                            timeout=tracing["timeout_s"],
-                            exit_status=config["benchmarks"][wildcards.bench]["exit_status"])
+            # where the timed runs start: the benchmark's cwd, or an empty folder of its own
+            # (the project's relative paths in the command made absolute)
+            folder = contextlib.nullcontext(cwd) if cwd is not None else workdir.scratch(
+                layout.trace_scratch(wildcards.machine, wildcards.bench, wildcards.n))
+            with folder as start:
+                sidecar = trace(argv if cwd is not None else workdir.project_paths(argv),
+                                int(wildcards.n), matrix, tracing["tracer"],
+                                tracing["weight"], tracing["line_bytes"], env=env, stdout=out,
+                                stderr=out, timeout=tracing["timeout_s"], cwd=start,
+                                exit_status=config["benchmarks"][wildcards.bench]["exit_status"])
             for warning in sidecar.get("warnings", []):
                 print(f"trace {wildcards.bench} t{wildcards.n}: WARNING: {warning}", flush=True)
             cached.parent.mkdir(parents=True, exist_ok=True)
