@@ -59,6 +59,17 @@ WRAPPER = """#!/bin/sh
 """
 
 
+def project_and_rundir(tmp_path: Path, ms: int) -> tuple[Path, Path]:
+    """A project ``work`` with ``data/ms.txt`` and a folder ``rundir`` with ``ms.txt``, both
+    holding ``ms`` (the milliseconds :data:`HABITS` spins)."""
+    work, rundir = tmp_path / "work", tmp_path / "rundir"
+    (work / "data").mkdir(parents=True)
+    rundir.mkdir()
+    for path in (work / "data" / "ms.txt", rundir / "ms.txt"):
+        path.write_text(f"{ms}\n")
+    return work, rundir
+
+
 @pytest.fixture(scope="module")
 def wrapped(tmp_path_factory) -> Path:
     """:data:`WRAPPER` around :data:`HABITS` built with gcc (libgomp)."""
@@ -199,12 +210,7 @@ def test_a_campaign_of_a_wrapped_program_and_of_one_with_a_cwd(wrapped, tmp_path
     ``inplace``: the program in a ``cwd`` of its own, reading a file there. Every pinned run is
     verified; the wrapped runs each start in an empty folder (the program's out.txt holds its
     own line); the ``cwd`` keeps every run's line; the project gets no file."""
-    work = tmp_path / "work"
-    (work / "data").mkdir(parents=True)
-    (work / "data" / "ms.txt").write_text("30\n")
-    rundir = tmp_path / "rundir"
-    rundir.mkdir()
-    (rundir / "ms.txt").write_text("30\n")
+    work, rundir = project_and_rundir(tmp_path, 30)
     source = wrapped.parent / "habits.c"
     reps = 3
     write_campaign(work, threads=[1, 2], repetitions=reps, machines={"here": {"topology": "auto"}},
@@ -250,12 +256,7 @@ def test_traced_runs_start_where_the_timed_runs_start(wrapped, tmp_path):
     the input deck there: the trace would fail elsewhere, and the graph strategy be left out),
     or in an empty folder of its own (the project's relative input made absolute, and what it
     writes kept out of the project)."""
-    work = tmp_path / "work"
-    (work / "data").mkdir(parents=True)
-    (work / "data" / "ms.txt").write_text("20\n")
-    rundir = tmp_path / "rundir"
-    rundir.mkdir()
-    (rundir / "ms.txt").write_text("20\n")
+    work, rundir = project_and_rundir(tmp_path, 20)
     source = str(wrapped.parent / "habits.c")
     write_campaign(work, threads=[2], strategies=["os", "compact", "lp-compact"],
                    machines={"here": {"topology": "auto"}},

@@ -119,7 +119,7 @@ def indistinct_machines(rows: list[dict]) -> list[str]:
 def flat_machines(layout: Layout, machines: list[str]) -> dict[str, str]:
     """Those of ``machines`` that are flat, each with what makes it so
     (:func:`pinbench.place.symmetry.flat_machine`), from the topology the campaign saved."""
-    trees = {machine: _tree(layout, machine) for machine in machines}
+    trees = {machine: _topology(layout, machine) for machine in machines}
     return {machine: flat for machine, tree in trees.items()
             if tree is not None and (flat := flat_machine(tree))}
 
@@ -145,22 +145,13 @@ def placement_scores(layout: Layout, cells: list[dict]) -> dict[tuple, dict]:
         machine, bench, threads = _cell_key(cell)
         path = Path(layout.placement(machine, bench, threads, cell["strategy"]))
         if machine not in trees:
-            trees[machine] = _tree(layout, machine)
+            trees[machine] = _topology(layout, machine)
         placement = read_placement(path) if path.exists() else None
         scores[(machine, bench, threads, cell["strategy"])] = {
             "J": None if placement is None else placement.J,
             "core_pairs": None if placement is None or trees[machine] is None
             else core_sharing(trees[machine], placement)}
     return scores
-
-
-def _tree(layout: Layout, machine: str) -> Topology | None:
-    """The topology the campaign saved for ``machine``, or None when it is not there."""
-    xml = Path(layout.topology(machine))
-    try:
-        return parse_xml(xml.read_text(), str(xml))
-    except (OSError, TopologyError):
-        return None
 
 
 def figure_name(machine: str, bench: str, threads: int, kind: str) -> str:
