@@ -160,8 +160,8 @@ def migrate_journal_1(header: dict, job: Job | None = None, timing: str | None =
         return header
     current = job.fingerprint()
     if found == current or sorted(job.exit_status) != [0] or job.metrics or \
-            job.cwd is not None or job.verify != LAUNCHED:
-        return header  # legacy journals knew no exit statuses, metrics, cwd or verify
+            job.cwd is not None or job.verify != LAUNCHED or isinstance(job.time, dict):
+        return header  # legacy journals knew no exit statuses, metrics, cwd, verify or time
     for merged in (True, False):
         if found == legacy_fingerprint(job, merged):
             return header | {"fingerprint": current} | ({} if merged else {"merged": False})
@@ -171,6 +171,8 @@ def migrate_journal_1(header: dict, job: Job | None = None, timing: str | None =
 #: The fields of a job that defined what it measured in :func:`legacy_fingerprint`.
 LEGACY_FIELDS = ("machine", "benchmark", "threads", "argv", "env", "validate", "time_regex",
                  "timeout_s", "repetitions", "seed", "order", "placements")
+#: Fields of :data:`LEGACY_FIELDS` a job holds under another name now.
+RENAMED = {"time_regex": "time"}
 
 
 def legacy_fingerprint(job: Job, merged: bool = True) -> str:
@@ -178,7 +180,7 @@ def legacy_fingerprint(job: Job, merged: bool = True) -> str:
     placement records, the command as given with a relative binary path). ``merged=False``:
     as written before identical placements were merged."""
     binary = job.binary_path
-    fields = {name: getattr(job, name) for name in LEGACY_FIELDS}
+    fields = {name: getattr(job, RENAMED.get(name, name)) for name in LEGACY_FIELDS}
     fields["placements"] = {strategy: _legacy_record(placement)
                             for strategy, placement in job.placements.items()}
     fields["argv"] = [os.path.relpath(arg) if os.path.isabs(arg) and arg == binary else arg
