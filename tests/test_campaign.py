@@ -107,6 +107,11 @@ DELETE = object()
     (("benchmarks", "spin"), {"source": "tests/data/spin.c", "time_regex": "t: (\\S+)",
                               "time": {"regex": "t: (\\S+)", "unit": "ms"}},
      "benchmarks.spin.time: set with time_regex, its shorthand: keep one"),
+    (("benchmarks", "spin", "time_share_expected"), 0.05,
+     "benchmarks.spin.time_share_expected: the benchmark has no printed time (time or "
+     "time_regex) to expect a share of"),
+    (("benchmarks", "spin", "time_share_expected"), 1.5,
+     "benchmarks.spin.time_share_expected: 1.5 is greater than the maximum of 1"),
     (("benchmarks", "spin", "env"), {"OMP_PLACES": "cores"}, "benchmarks.spin.env.OMP_PLACES: set by the launcher"),
     (("benchmarks", "../../etc"), {"source": "x.c"}, "benchmarks: name '../../etc' is not allowed"),
     (("machines", "study", "topology"), "vax", "machines.study.topology: no machine preset 'vax'"),

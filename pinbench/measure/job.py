@@ -69,6 +69,7 @@ from pinbench.measure.stopping import precise_enough, rounds_order
 from pinbench.measure.system import wait_until_quiet
 from pinbench.results import formats
 from pinbench.results.placements import Placement, omp_places
+from pinbench.results.printed_share import printed_share
 from pinbench.results.runs import MISMATCH, RunRecord, write_runs
 from pinbench.seeding import derive_seed
 
@@ -438,7 +439,8 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                                          journal.header.get("merged", True), kept, label, say,
                                          extra, campaign, account)
         write_runs(records, out)
-    say(f"{label} {failure_summary(records)}")
+    printed = printed_share(records, job.time_share_expected).text()
+    say(f"{label} {failure_summary(records)}" + (f"; {printed}" if printed else ""))
     if checked_a_wrapper(job, records):
         say(f"{label} {job.argv[0]} runs no OpenMP itself (a wrapper?): the binding checked is "
             "its own; `verify: openmp` on the benchmark checks the OpenMP programs it starts")

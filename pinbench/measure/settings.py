@@ -21,7 +21,7 @@ LAUNCHED, OPENMP = "launched", "openmp"
 #: Settings left out of the JSON at their default, so that a campaign that does not set them
 #: makes the text it made before they existed (the measure rule's params: Snakemake would
 #: re-run every measurement job): field -> default.
-OMITTED_AT_DEFAULT = {"cwd": None, "verify": LAUNCHED}
+OMITTED_AT_DEFAULT = {"cwd": None, "verify": LAUNCHED, "time_share_expected": None}
 
 
 def located(argv: list[str] | None, binary: str) -> list[str] | None:
@@ -170,6 +170,11 @@ class JobSettings:
     cwd: str | None = None
     #: whose binding is verified: :data:`LAUNCHED` or :data:`OPENMP`
     verify: str = LAUNCHED
+    #: the least share of a run's wall time its printed time is expected to be (the
+    #: benchmark's ``time_share_expected``); None: the default
+    #: (:data:`pinbench.results.printed_share.SHARE_EXPECTED`). Judges no run: not part of
+    #: the fingerprint
+    time_share_expected: float | None = None
 
     def to_json(self) -> dict:
         """The JSON object the measuring process reads (:meth:`from_json`); the settings of

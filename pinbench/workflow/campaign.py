@@ -233,6 +233,9 @@ def _check_time(bench: dict, where: str) -> dict | None:
         return {"regex": bench["time_regex"]} | SHORTHAND
     if bench["time"] is not None:
         _check_regex(bench["time"]["regex"], f"{where}.time.regex", groups=1)
+    elif "time_share_expected" in bench:
+        raise ConfigError(f"{where}.time_share_expected: the benchmark has no printed time "
+                          "(time or time_regex) to expect a share of")
     return bench["time"]
 
 

@@ -53,6 +53,7 @@ def job_settings(config: dict, machine: str, bench: str, threads: int, binary: s
         env=campaign.run_env(config, bench),
         validate=entry["validate"],
         time=None if entry["time"] is None else time_setting(**entry["time"]),
+        time_share_expected=entry.get("time_share_expected"),
         exit_status=entry["exit_status"], metrics=entry["metrics"],
         timeout_s=entry["timeout_s"], repetitions=config["repetitions"],
         seed=config["seed"], order=config["order"],
