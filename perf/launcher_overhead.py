@@ -152,7 +152,7 @@ def compare(name: str, argv: list[str], runs: int, work: Path, timer: Path,
     placement = Placement(strategy="compact", threads=len(pus), topology="auto", placeable=pus,
                           pus=pus, J=None)
     job = Job(machine="perf", benchmark=name, threads=len(pus), argv=argv, env={},
-              validate="", time_regex=None, timeout_s=60, repetitions=runs, seed=0,
+              validate="", time=None, timeout_s=60, repetitions=runs, seed=0,
               order="back-to-back", strategies=["compact"], placements={"compact": placement},
               verify=verify, scratch=str(work / "scratch"))
     os.makedirs(job.scratch, exist_ok=True)

@@ -141,6 +141,8 @@ EVERY_BUILD = {(rule, bench) for bench in ("spin", "spin2")
     # how a run is judged: measured only
     ({"benchmarks.spin.validate": "^validation: O"}, {SPIN["measure"]}),
     ({"benchmarks.spin.time_regex": r"kernel_time_s: (\S+)"}, {SPIN["measure"]}),
+    ({"benchmarks.spin.time": {"regex": r"kernel_time_s: (\S+)", "unit": "ms"}},
+     {SPIN["measure"]}),
     ({"benchmarks.spin.metrics": {"checksum": r"checksum: (\d+)"}}, {SPIN["measure"]}),
     ({"benchmarks.spin.timeout_s": 30}, {SPIN["measure"]}),
     ({"explain.repetitions": 4}, {SPIN["measure"], ("measure", "spin2")}),
@@ -232,6 +234,8 @@ def _job(config: dict, binary: Path) -> Job:
     ("env", {"X": "1"}, "command (env) changed"),
     ("benchmarks.spin.validate", "^validation: O", "command (validate) changed"),
     ("benchmarks.spin.time_regex", r"kernel_time_s: (\S+)", "command (time_regex) changed"),
+    ("benchmarks.spin.time", {"regex": r"kernel_time_s: (\S+)", "stream": "both"},
+     "command (time_regex, time) changed"),
     ("benchmarks.spin.exit_status", [0, 3], "command (exit_status) changed"),
     ("benchmarks.spin.metrics", {"sum": r"checksum: (\d+)"}, "command (metrics) changed"),
     ("benchmarks.spin.timeout_s", 30, "command (timeout_s) changed"),
@@ -282,3 +286,31 @@ def test_a_required_metric_written_either_way_keeps_the_journals_of_older_campai
         described(written[0].fingerprint_parts(), written[0].fingerprint_fields()),
         described(optional.fingerprint_parts(), optional.fingerprint_fields())) == \
         "command (metrics) changed"
+
+
+def test_a_time_read_as_time_regex_reads_it_keeps_the_journals_of_older_campaigns(tmp_path):
+    """``time_regex``, as every campaign wrote its time before ``time``, ``time: {regex}`` and
+    ``time`` with the shorthand's unit, stream and match: one command, hashed as pinbench
+    hashed it before (the digest below); another unit is another way of judging a run."""
+    config = copy.deepcopy(CAMPAIGN) | {"explain": None, "tracing": {"when": "never"},
+                                        "repetitions": 10}
+    shutil.copy(DATA / "spin.c", tmp_path / "spin.c")
+    regex = r"kernel_time_s: (\S+)"
+
+    def job(**time):
+        config["benchmarks"] = {"spin": CAMPAIGN["benchmarks"]["spin"] | {"source": "spin.c"}
+                                | time}
+        return _job(config, tmp_path / "spin.c")
+
+    written = [job(time_regex=regex), job(time={"regex": regex}),
+               job(time={"regex": regex, "unit": "s", "stream": "stdout", "match": "first"})]
+    assert {j.fingerprint_parts()["command"] for j in written} == {
+        "f60546c7650f940e23688672196f6699cc0d1afc5a01444043e443ecb20edd30"}
+    assert len({j.fingerprint() for j in written}) == 1
+    assert {json.dumps(j.to_json(), sort_keys=True) for j in written} == {
+        json.dumps(written[0].to_json(), sort_keys=True)}
+    in_ms = job(time={"regex": regex, "unit": "ms"})
+    assert what_changed(
+        described(written[0].fingerprint_parts(), written[0].fingerprint_fields()),
+        described(in_ms.fingerprint_parts(), in_ms.fingerprint_fields())) == \
+        "command (time_regex, time) changed"

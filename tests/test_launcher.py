@@ -27,7 +27,7 @@ TWO_PUS = sorted(os.sched_getaffinity(0))[:2]
 
 def job(binary: Path, placements: dict[str, Placement], **overrides) -> Job:
     fields = dict(machine="local", benchmark="spin", threads=len(TWO_PUS),
-                  argv=[str(binary), "20"], env={}, validate="^validation: OK$", time_regex=None,
+                  argv=[str(binary), "20"], env={}, validate="^validation: OK$", time=None,
                   timeout_s=20, repetitions=1, seed=1, order="interleaved",
                   strategies=list(placements), placements=placements)
     fields.update(overrides)
@@ -74,7 +74,7 @@ def test_os_runs_are_not_bound(spin_binaries):
     (["20", "crash"], {}, "exit status 3"),
     (["20", "bad"], {}, "validation regex '^validation: OK$' not found"),
     (["20", "hang"], {"timeout_s": 0.5}, "timeout after 0.5 s"),
-    (["20"], {"time_regex": r"^no_such_line: (\S+)$"},
+    (["20"], {"time": r"^no_such_line: (\S+)$"},
      r"time regex '^no_such_line: (\\S+)$' found no number"),
     (["20", "crash"], {"exit_status": [0, 4]}, "exit status 3"),
     (["20"], {"metrics": {"rate": r"^rate: (\S+)$"}}, r"metric regex '^rate: (\\S+)$' (rate)"),
@@ -90,7 +90,7 @@ def test_failures_are_recorded_not_raised(spin_binaries, args, overrides, failur
 def test_time_regex_replaces_wall_time(spin_binaries):
     binary = str(spin_binaries["gcc"])
     spec = job(binary, {"os": placement("os", None)}, argv=[binary, "30"],
-               time_regex=r"^kernel_time_s: (\S+)$")
+               time=r"^kernel_time_s: (\S+)$")
     row = measure_one(spec, "os", 0, 0)
     assert row.ok and row.time_source == "regex" and row.time_s == 0.03
     assert row.wall_s > 0.03

@@ -119,7 +119,7 @@ def test_a_job_with_the_stopping_rule_stops_once_every_median_is_known(spin_bina
     stopping = {"policy": "precision", "min": 6, "precision": 0.02, "confidence": 0.95}
     spec = job(spin_binaries["gcc"], PLACEMENTS, repetitions=10, quiet=QUIET,
                same_as={"scatter": "compact"}, stopping=stopping,
-               time_regex=r"^kernel_time_s: (\S+)$")
+               time=r"^kernel_time_s: (\S+)$")
     said = []
     records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
                       said.append)

@@ -11,8 +11,9 @@ import pytest
 from conftest import DATA, compile_c
 from test_launcher import TWO_PUS, _alive, job, placement
 
-from pinbench.measure.job import LARGEST_TIME, measure_one, run_job
+from pinbench.measure.job import measure_one, run_job
 from pinbench.measure.launcher import Launcher, LauncherLost
+from pinbench.measure.printed_time import LARGEST_TIME
 from pinbench.measure.spawn import base_environment, run_once
 from pinbench.results.runs import write_runs
 from pinbench.workflow.rule_bodies import runs_table
@@ -28,7 +29,7 @@ def shell_job(script: str, **overrides):
 @pytest.mark.parametrize("printed", ["nan", "inf", "-inf", "1e308", "1e400"])
 def test_a_printed_time_that_is_not_a_finite_number_fails_the_run(printed, tmp_path):
     spec = shell_job(f"echo 'time_s: {printed}'; echo 'validation: OK'",
-                     time_regex=r"^time_s: (\S+)$")
+                     time=r"^time_s: (\S+)$")
     record = measure_one(spec, "os", 0, 0)
     assert not record.ok and record.time_s is None
     assert record.failure == (f"printed time {printed!r} is not a finite number of seconds "

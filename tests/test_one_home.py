@@ -3,7 +3,7 @@ agrees with it, and the stages that decide one fact decide it alike."""
 import yaml
 from conftest import run_record
 
-from pinbench.measure.settings import LAUNCHED, OPENMP, QUIET
+from pinbench.measure.settings import LAUNCHED, MATCHES, OPENMP, QUIET, SHORTHAND, STREAMS, UNITS
 from pinbench.results.placements import Placement, read_placement, write_placement
 from pinbench.stats.analyse import verdict_tables
 from pinbench.stats.sample_size import MIN_N
@@ -22,6 +22,13 @@ def test_the_schema_defaults_of_quiet_are_the_measuring_process_defaults():
 def test_the_schema_knows_whose_binding_the_measuring_process_verifies():
     verify = PROPERTIES["benchmarks"]["additionalProperties"]["properties"]["verify"]
     assert verify["enum"] == [LAUNCHED, OPENMP] and verify["default"] == LAUNCHED
+
+
+def test_the_schema_reads_a_printed_time_as_the_measuring_process_does():
+    time = PROPERTIES["benchmarks"]["additionalProperties"]["properties"]["time"]["properties"]
+    assert time["unit"]["enum"] == list(UNITS) and time["stream"]["enum"] == list(STREAMS)
+    assert time["match"]["enum"] == list(MATCHES)
+    assert {name: time[name]["default"] for name in SHORTHAND} == SHORTHAND
 
 
 def test_the_schema_refuses_fewer_repetitions_than_the_statistics_need():

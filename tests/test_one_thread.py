@@ -78,7 +78,7 @@ def programs(tmp_path_factory, spin_binaries) -> dict[tuple[str, str], Path]:
 def one_thread(binary: Path, strategy: str, pus: list[int] | None):
     """The record of one one-thread run of ``binary 20`` planned on ``pus``."""
     job = Job(machine="local", benchmark="b", threads=1, argv=[str(binary), "20"], env={},
-              validate="^validation: OK$", time_regex=None, timeout_s=20, repetitions=1,
+              validate="^validation: OK$", time=None, timeout_s=20, repetitions=1,
               seed=1, order="interleaved", strategies=[strategy],
               placements={strategy: Placement(strategy=strategy, threads=1, topology="auto",
                                               placeable=[PU], pus=pus, J=None)})

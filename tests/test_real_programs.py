@@ -232,7 +232,7 @@ def test_a_program_that_chooses_its_own_thread_count_is_caught_bound_or_not(xslo
     for count, verdict in (("3", "threads"), ("1", "missing")):
         argv = [str(xslookup), "-t", count, "-s", "small", "-l", "1000"]
         spec = job(xslookup, placements, argv=argv, threads=2,
-                   validate="^Verification checksum", time_regex=r"^Runtime: +(\S+)")
+                   validate="^Verification checksum", time=r"^Runtime: +(\S+)")
         for strategy in ("os", "compact"):
             row = measure_one(spec, strategy, 0, 0)
             assert row.ok and row.verification == verdict and not row.counts, (count, row)

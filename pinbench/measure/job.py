@@ -60,14 +60,16 @@ from pinbench.measure import workdir
 from pinbench.measure.journal import Journal, described
 from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
+from pinbench.measure.printed_time import number, read_time
 from pinbench.measure.progress import Campaign, Progress, duration
 from pinbench.measure.settings import (LAUNCHED, OPENMP, JobSettings, located, metric_regex,
-                                       portable)
+                                       portable, time_key)
 from pinbench.measure.spawn import RunResult, base_environment, executable, prepare, run_once
 from pinbench.measure.stopping import precise_enough, rounds_order
 from pinbench.measure.system import wait_until_quiet
 from pinbench.results import formats
 from pinbench.results.placements import Placement, omp_places
+from pinbench.results.printed_share import printed_share
 from pinbench.results.runs import MISMATCH, RunRecord, write_runs
 from pinbench.seeding import derive_seed
 
@@ -136,7 +138,7 @@ class Job(JobSettings):
         names those that changed (:func:`pinbench.measure.journal.what_changed`)."""
         return {
             "command": {"argv": self.located(self.argv), "env": self.env,
-                        "validate": self.validate, "time_regex": self.time_regex,
+                        "validate": self.validate, time_key(self.time): self.time,
                         "timeout_s": self.timeout_s, "exit_status": sorted(self.exit_status),
                         "metrics": self.metrics,
                         # where the runs start and whose binding is verified: only when set
@@ -268,48 +270,14 @@ def governor(pus: Planned | None) -> str:
     return "/".join(sorted(found)) or "unreadable"
 
 
-#: The largest printed time a run may have (in seconds, or the program's unit: a nanosecond
-#: count of 11 days): beyond it, a sum of a cell's times could overflow a float. Not finite
-#: (``nan``, ``inf``) or larger: the run fails, its time is not recorded.
-LARGEST_TIME = 1e15
-
-
-#: A number printed with its thousands grouped by commas: ``839,437`` or ``1,234,567.89``.
-_GROUPED = re.compile(r"[+-]?[0-9]{1,3}(,[0-9]{3})+(\.[0-9]*)?([eE][+-]?[0-9]+)?")
-
-
-def number(text: str) -> tuple[float, float] | None:
-    """A number as a program printed it, and its resolution: one unit of its last digit.
-    Thousands grouped by commas read as one number; a decimal comma (``0,5``) is no number.
-
-    >>> number("0.01"), number("12"), number("1.50e-3"), number("x")
-    ((0.01, 0.01), (12.0, 1.0), (0.0015, 1e-05), None)
-    >>> number("839,437"), number("1,234,567.5"), number("0,5"), number("12,34")
-    ((839437.0, 1.0), (1234567.5, 0.1), None, None)
-    """
-    if _GROUPED.fullmatch(text.strip()):
-        text = text.strip().replace(",", "")
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    mantissa, _, exponent = text.lower().partition("e")
-    decimals = len(mantissa.partition(".")[2])
-    return value, float(f"1e{int(exponent or 0) - decimals}")
-
-
 def judge(job: Job, result: RunResult) -> tuple[str, bool, float | None, str, float | None]:
     """(failure reason or "", validated, time_s, time source, the printed time's resolution)
-    of one run."""
+    of one run: its time read from its output as the benchmark's ``time`` says
+    (:func:`pinbench.measure.printed_time.read_time`, in seconds), else its wall time."""
     validated = re.search(job.validate, result.stdout, re.MULTILINE) is not None
-    time_s: float | None = result.wall_s
-    source, resolution = "wall", None
-    if job.time_regex:
-        match = re.search(job.time_regex, result.stdout, re.MULTILINE)
-        source, time_s = "regex", None
-        found = number(match.group(1)) if match else None
-        if found:
-            time_s, resolution = found
+    printed = read_time(job.time, result.stdout, result.stderr) if job.time else None
+    source, time_s, resolution = ("regex", printed.seconds, printed.resolution_s) if printed \
+        else ("wall", result.wall_s, None)
     if result.error:
         failure = result.error
     elif result.timed_out:
@@ -321,15 +289,10 @@ def judge(job: Job, result: RunResult) -> tuple[str, bool, float | None, str, fl
                    "running after it exited (killed)")
     elif not validated:
         failure = f"validation regex {job.validate!r} not found in the output"
-    elif time_s is None:
-        failure = f"time regex {job.time_regex!r} found no number in the output"
-    elif not math.isfinite(time_s) or time_s > LARGEST_TIME:
-        failure = f"printed time {match.group(1)!r} is not a finite number of seconds " \
-            f"up to {LARGEST_TIME:g}"
-        time_s = resolution = None
+    elif printed:
+        failure = printed.failure
     elif time_s <= 0:
-        failure = (f"printed time {time_s:g} s is not positive (printed to {resolution:g} s)"
-                   if resolution else f"time {time_s:g} s is not positive")
+        failure = f"time {time_s:g} s is not positive"
     else:
         failure = ""
     return failure, validated, time_s, source, resolution
@@ -476,7 +439,8 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                                          journal.header.get("merged", True), kept, label, say,
                                          extra, campaign, account)
         write_runs(records, out)
-    say(f"{label} {failure_summary(records)}")
+    printed = printed_share(records, job.time_share_expected).text()
+    say(f"{label} {failure_summary(records)}" + (f"; {printed}" if printed else ""))
     if checked_a_wrapper(job, records):
         say(f"{label} {job.argv[0]} runs no OpenMP itself (a wrapper?): the binding checked is "
             "its own; `verify: openmp` on the benchmark checks the OpenMP programs it starts")

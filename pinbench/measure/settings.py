@@ -21,7 +21,7 @@ LAUNCHED, OPENMP = "launched", "openmp"
 #: Settings left out of the JSON at their default, so that a campaign that does not set them
 #: makes the text it made before they existed (the measure rule's params: Snakemake would
 #: re-run every measurement job): field -> default.
-OMITTED_AT_DEFAULT = {"cwd": None, "verify": LAUNCHED}
+OMITTED_AT_DEFAULT = {"cwd": None, "verify": LAUNCHED, "time_share_expected": None}
 
 
 def located(argv: list[str] | None, binary: str) -> list[str] | None:
@@ -55,6 +55,43 @@ def metric_regex(setting: Metric) -> tuple[str, bool]:
     if isinstance(setting, str):
         return setting, True
     return setting["regex"], setting.get("required", True)
+
+
+#: How a run's time is read from the program's output (a benchmark's ``time``): the regex
+#: alone (the shorthand ``time_regex``: seconds, the first match on stdout, as campaigns read
+#: every time before ``time`` existed), or ``{"regex", "unit", "stream", "match"}``.
+TimeSetting = str | dict
+#: Seconds per unit of a printed time.
+UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+#: Where the time is printed, and which of its matches is the run's time.
+STREAMS, MATCHES = ("stdout", "stderr", "both"), ("first", "last", "sum")
+#: What ``time_regex`` means besides its regex.
+SHORTHAND = {"unit": "s", "stream": "stdout", "match": "first"}
+
+
+def time_setting(regex: str, unit: str = "s", stream: str = "stdout",
+                 match: str = "first") -> TimeSetting:
+    """The setting of a printed time: the regex alone when it is read as ``time_regex``
+    reads it (so its journals' fingerprints stay as they were), else all four.
+
+    >>> time_setting("t: (.+)"), time_setting("t: (.+)", unit="ms")
+    ('t: (.+)', {'regex': 't: (.+)', 'unit': 'ms', 'stream': 'stdout', 'match': 'first'})
+    """
+    read = {"unit": unit, "stream": stream, "match": match}
+    return regex if read == SHORTHAND else {"regex": regex} | read
+
+
+def time_reading(setting: TimeSetting) -> dict:
+    """``{"regex", "unit", "stream", "match"}`` of a time's setting (:func:`time_setting`)."""
+    return {"regex": setting} | SHORTHAND if isinstance(setting, str) else setting
+
+
+def time_key(setting: TimeSetting | None) -> str:
+    """The name a job's time setting goes by in its JSON and its fingerprint: ``time_regex``
+    for the shorthand (or no printed time), the name every job gave it before ``time``
+    existed (the same settings make the same text: nothing is measured again), else
+    ``time``."""
+    return "time" if isinstance(setting, dict) else "time_regex"
 
 
 def portable(folder: str | None) -> str | None:
@@ -105,7 +142,8 @@ class JobSettings:
     argv: list[str]
     env: dict[str, str]
     validate: str
-    time_regex: str | None
+    #: how the run's time is read from its output (:data:`TimeSetting`); None: wall time
+    time: TimeSetting | None
     timeout_s: float
     repetitions: int
     seed: int
@@ -132,19 +170,29 @@ class JobSettings:
     cwd: str | None = None
     #: whose binding is verified: :data:`LAUNCHED` or :data:`OPENMP`
     verify: str = LAUNCHED
+    #: the least share of a run's wall time its printed time is expected to be (the
+    #: benchmark's ``time_share_expected``); None: the default
+    #: (:data:`pinbench.results.printed_share.SHARE_EXPECTED`). Judges no run: not part of
+    #: the fingerprint
+    time_share_expected: float | None = None
 
     def to_json(self) -> dict:
         """The JSON object the measuring process reads (:meth:`from_json`); the settings of
-        :data:`OMITTED_AT_DEFAULT` only when set."""
+        :data:`OMITTED_AT_DEFAULT` only when set, the time under :func:`time_key`."""
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(JobSettings)
-                if OMITTED_AT_DEFAULT.get(f.name, ...) != getattr(self, f.name)}
-        return data | {"explain": None if self.explain is None else self.explain.to_json()}
+                if OMITTED_AT_DEFAULT.get(f.name, ...) != getattr(self, f.name)
+                and f.name != "time"}
+        return data | {time_key(self.time): self.time,
+                       "explain": None if self.explain is None else self.explain.to_json()}
 
     @classmethod
     def from_json(cls, data: dict) -> JobSettings:
         """The settings of a JSON object (TypeError: a missing or unknown field)."""
+        data = dict(data)
+        time = data.pop("time") if "time" in data else data.pop("time_regex", None)
         explain = data.get("explain")
-        return cls(**data | {"explain": Explain.from_json(explain) if explain else None})
+        return cls(**data | {"time": time,
+                             "explain": Explain.from_json(explain) if explain else None})
 
     def with_ompt_tool(self, tool: dict[str, str] | None) -> JobSettings:
         """These settings with the OMPT tool of their explained runs; None: without explained

@@ -1,7 +1,7 @@
 """The report's "Why a placement wins" section, from ``stats/explain.csv`` (pinbench.stats.explain).
 
 Per benchmark: which OpenMP runtime the explained runs used, the span every quantity covers
-(the whole run; with a ``time_regex``, how much of it the printed time is), where T_1 and T_s
+(the whole run; with a printed ``time``, how much of it the printed time is), where T_1 and T_s
 came from (T_1 on the program's own runtime beside it, when measured), per thread count a
 stacked bar per strategy (work T_1, idle I_P, inflation F_P − L_P, lock waits L_P) with a
 table of the runtime's waits per construct and one sentence of reading (or why the cell has no

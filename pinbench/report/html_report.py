@@ -26,6 +26,7 @@ from pinbench.measure.settings import QUIET
 from pinbench.place.symmetry import ELSEWHERE
 from pinbench.results import traces
 from pinbench.results.layout import REPORT_PAGES, Layout
+from pinbench.results.printed_share import SHARE_EXPECTED
 from pinbench.results.runs import RunRecord
 from pinbench.report import benchmark_pages, export, machine_pages, overview
 from pinbench.report import campaign_data as data
@@ -61,7 +62,7 @@ def shared_context(config: dict, generated: str) -> dict:
             "meta": export.metadata(config, generated), "precision": PRECISION,
             "quiet_threshold": config.get("quiet", {}).get("threshold", QUIET["threshold"]),
             "explain_tolerance": TOLERANCE, "explain_min_share": MIN_SHARE,
-            "models_max_smape": MAX_SMAPE}
+            "models_max_smape": MAX_SMAPE, "share_expected": SHARE_EXPECTED}
 
 
 def context(layout: Layout, shared: dict, stats: dict, runs: list[RunRecord],
@@ -99,6 +100,8 @@ def context(layout: Layout, shared: dict, stats: dict, runs: list[RunRecord],
         "left_out": [cell for name in config["machines"]
                      for cell in traces.left_out(layout, name, config.get("strategies", []))],
         "coarse": [coarse_text(key, cell) for key, cell in described.items() if cell.coarse],
+        "printed": [f"{v['machine']}/{v['benchmark']}/t{v['threads']}: {v['printed_time']}"
+                    for v in verdicts if v["printed_time"]],
         "left_out_parts": list(left_out_parts),
     }
 

@@ -75,7 +75,7 @@ def overview(cells: list[dict], verdicts: list[dict], comparisons: list[dict],
     ``cells``: the rows of ``stats.json``'s cell table; ``verdicts``, ``comparisons``: the
     rows of ``verdicts.csv`` and ``comparisons.csv``; ``described``:
     :func:`pinbench.stats.cells.describe_cells` of the campaign's runs. Each row holds, per machine,
-    its job-wide marks (drift) and its ``groups``: one per run of neighbouring strategies
+    its job-wide marks (drift, printed times) and its ``groups``: one per run of neighbouring strategies
     that ran one experiment, with ``span`` (columns), ``strategies``, ``experiment``,
     ``speedup`` (median), ``faster`` (the cell's verdict), ``faster_report`` (the
     report-wide decision), ``best``, ``clear``, ``marks``,
@@ -113,7 +113,9 @@ def overview(cells: list[dict], verdicts: list[dict], comparisons: list[dict],
                 groups.append(group)
             row["machines"][machine] = {
                 "groups": groups,
-                "marks": [WARNINGS["drift"][0]] if verdict.get("drift") else [],
+                "marks": [WARNINGS[code][0] for code, found in
+                          (("drift", verdict.get("drift")),
+                           ("printed", verdict.get("printed_time"))) if found],
                 "drift_p": verdict.get("drift_p"),
             }
     tests = verdicts[0]["tests_report"] if verdicts else 0

@@ -31,7 +31,8 @@ plain CSV other tools read. The analysis' tables (``stats/*.csv``) and the repor
 read back as state but made again from the runs: the analyse rule takes the ``stats``
 version as a parameter, so Snakemake analyses again when it changes.
 
-Version 3 of ``stats`` is the analysis with report-wide decisions (:func:`migrate_stats_2`).
+Version 3 of ``stats`` is the analysis with report-wide decisions (:func:`migrate_stats_2`),
+version 4 the one that checks the printed times (:func:`migrate_stats_3`).
 Version 3 of ``placement`` no longer stores the lowest object each pair of threads shares
 (:func:`migrate_placement_2`): it is derived from the topology when needed; it also adds the
 runtime policies' ``policy`` and ``places_by_runtime``, which an older file never has.
@@ -58,7 +59,7 @@ if TYPE_CHECKING:  # the job module imports this one
 KEY = "format"
 
 #: The current version of each kind, and what a file of that kind is, in words.
-CURRENT = {"placement": 3, "journal": 2, "runs": 4, "explained": 2, "stats": 3, "sidecar": 2,
+CURRENT = {"placement": 3, "journal": 2, "runs": 4, "explained": 2, "stats": 4, "sidecar": 2,
            "environment": 2, "account": 2, "note": 2}
 WHAT = {"placement": "placement file", "journal": "journal", "runs": "runs table",
         "explained": "explained runs table", "stats": "stats.json",
@@ -160,8 +161,8 @@ def migrate_journal_1(header: dict, job: Job | None = None, timing: str | None =
         return header
     current = job.fingerprint()
     if found == current or sorted(job.exit_status) != [0] or job.metrics or \
-            job.cwd is not None or job.verify != LAUNCHED:
-        return header  # legacy journals knew no exit statuses, metrics, cwd or verify
+            job.cwd is not None or job.verify != LAUNCHED or isinstance(job.time, dict):
+        return header  # legacy journals knew no exit statuses, metrics, cwd, verify or time
     for merged in (True, False):
         if found == legacy_fingerprint(job, merged):
             return header | {"fingerprint": current} | ({} if merged else {"merged": False})
@@ -171,6 +172,8 @@ def migrate_journal_1(header: dict, job: Job | None = None, timing: str | None =
 #: The fields of a job that defined what it measured in :func:`legacy_fingerprint`.
 LEGACY_FIELDS = ("machine", "benchmark", "threads", "argv", "env", "validate", "time_regex",
                  "timeout_s", "repetitions", "seed", "order", "placements")
+#: Fields of :data:`LEGACY_FIELDS` a job holds under another name now.
+RENAMED = {"time_regex": "time"}
 
 
 def legacy_fingerprint(job: Job, merged: bool = True) -> str:
@@ -178,7 +181,7 @@ def legacy_fingerprint(job: Job, merged: bool = True) -> str:
     placement records, the command as given with a relative binary path). ``merged=False``:
     as written before identical placements were merged."""
     binary = job.binary_path
-    fields = {name: getattr(job, name) for name in LEGACY_FIELDS}
+    fields = {name: getattr(job, RENAMED.get(name, name)) for name in LEGACY_FIELDS}
     fields["placements"] = {strategy: _legacy_record(placement)
                             for strategy, placement in job.placements.items()}
     fields["argv"] = [os.path.relpath(arg) if os.path.isabs(arg) and arg == binary else arg
@@ -242,9 +245,18 @@ def migrate_stats_2(content: dict) -> dict:
                       "pinbench run analyses the runs again")
 
 
+def migrate_stats_3(content: dict) -> dict:
+    """Version 3 to 4 of ``stats.json``: none. Version 4 is the analysis that checks the
+    printed times against the runs' wall times (issue 35: a cell whose printed times are none
+    of its runs' gets no verdict); an older analysis is made again from the runs."""
+    raise FormatError("stats.json was written by an older analysis (format 3): "
+                      "pinbench run analyses the runs again")
+
+
 #: Per kind, the migration from each older version to the next.
 MIGRATIONS: dict[str, dict[int, Callable[..., dict]]] = {
     kind: {1: migrate_unchanged_1} for kind in CURRENT
 } | {"placement": {1: migrate_placement_1, 2: migrate_placement_2},
-     "journal": {1: migrate_journal_1}, "stats": {1: migrate_unchanged_1, 2: migrate_stats_2},
+     "journal": {1: migrate_journal_1},
+     "stats": {1: migrate_unchanged_1, 2: migrate_stats_2, 3: migrate_stats_3},
      "runs": {1: migrate_unchanged_1, 2: migrate_runs_2, 3: migrate_runs_3}}

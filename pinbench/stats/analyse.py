@@ -2,6 +2,7 @@
 
     pinbench analyse RUNS_CSV OUTDIR [--baseline os] [--confidence 0.95]
         [--topology MACHINE=FILE ...] [--strategies NAME ...] [--seed 0]
+        [--time-share-expected BENCH=SHARE ...]
 
 writes into OUTDIR the files the workflow writes into ``results/<campaign>/stats/``
 (:data:`pinbench.results.layout.STATS_FILES`):
@@ -13,19 +14,23 @@ writes into OUTDIR the files the workflow writes into ``results/<campaign>/stats
 - ``verdicts.csv``: one row per (machine, benchmark, threads): the headline verdict with
   family-wise error control in the cell and over the whole report
   (:mod:`pinbench.stats.verdicts`), the smallest speedup it could have detected
-  (:mod:`pinbench.stats.detectable`) and the drift check (:mod:`pinbench.stats.drift`);
+  (:mod:`pinbench.stats.detectable`), the drift check (:mod:`pinbench.stats.drift`) and
+  the printed times' check (:mod:`pinbench.results.printed_share`: a cell whose printed
+  times are none of its runs' gets no verdict);
 - ``comparisons.csv``: one row per strategy: the experiment it ran, raw, Holm-adjusted (in
   the cell) and report-wide p-values of the verdict's test.
 
 ``--topology MACHINE=FILE`` (hwloc XML, a synthetic string or ``auto``) lets placements that
 are equal up to a symmetry of that machine's tree count as one experiment; without it only
-equal PU lists do. Errors print one line and exit with status 2.
+equal PU lists do. ``--time-share-expected BENCH=SHARE`` is a benchmark's
+``time_share_expected``. Errors print one line and exit with status 2.
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import json
+import math
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -35,6 +40,7 @@ from pinbench.measure.settings import QUIET
 from pinbench.place.symmetry import experiment_key
 from pinbench.results import formats
 from pinbench.results.layout import STATS_FILES
+from pinbench.results.printed_share import SHARE_EXPECTED, printed_share
 from pinbench.results.runs import RunRecord, on_metric, read_runs
 from pinbench.topology import Topology, TopologyError, load
 
@@ -50,7 +56,7 @@ VERDICT_COLUMNS = [
     "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_others", "clear_winner",
     "identical", "coincide", "detectable", "tests_report", "best_report", "p_report",
     "detectable_report", "drift", "drift_p", "drift_p_adjusted", "drift_tau", "run_order",
-    "noisy_runs",
+    "noisy_runs", "printed_time", "printed_implausible",
 ]
 COMPARISON_COLUMNS = [
     "machine", "benchmark", "threads", "strategy", "experiment", "same_as_baseline", "runs",
@@ -61,12 +67,17 @@ COMPARISON_COLUMNS = [
 
 def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
                    topologies: dict[str, Topology] | None = None, order: Sequence[str] = (),
-                   quiet_threshold: float = QUIET["threshold"]) -> tuple[list[dict], list[dict]]:
+                   quiet_threshold: float = QUIET["threshold"],
+                   time_shares: dict[str, float] | None = None) -> tuple[list[dict], list[dict]]:
     """The verdict rows and the comparison rows of every (machine, benchmark, threads),
     each cell's decision beside the report-wide one, drift flags adjusted over the jobs.
 
     ``noisy_runs``: the runs during which other processes used more than ``quiet_threshold``
-    of the CPUs (the campaign's ``quiet.threshold``).
+    of the CPUs (the campaign's ``quiet.threshold``). ``printed_time``: what is to be said of
+    the cell's printed times against its wall times, ``printed_implausible``: whether that
+    leaves it without a verdict (:mod:`pinbench.results.printed_share`; ``time_shares``:
+    benchmark -> its ``time_share_expected``; None: the times are not checked, the verdicts
+    are on a counter).
     """
     from pinbench.stats.drift import across_jobs, drift
     from pinbench.stats.verdicts import cell_verdict, report_wide
@@ -82,7 +93,11 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     verdicts, comparisons = [], []
     for (machine, bench, threads), runs in sorted(jobs.items()):
         names = {"machine": machine, "benchmark": bench, "threads": threads}
-        row = cell_verdict(runs, baseline, alpha, key, order) | drift(runs)
+        printed = None if time_shares is None else printed_share(runs, time_shares.get(bench))
+        implausible = printed is not None and printed.implausible
+        row = cell_verdict(runs, baseline, alpha, key, order, test=not implausible) | drift(runs)
+        row["printed_time"] = printed.text() if printed else ""
+        row["printed_implausible"] = implausible
         row["noisy_runs"] = sum((r.other_cpu or 0) > quiet_threshold for r in runs)
         comparisons += [names | comparison for comparison in row.pop("comparisons")]
         verdicts.append(names | row)
@@ -103,12 +118,13 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
             confidence: float, benchmark_weights: dict[str, float] | None = None,
             seed: int = 0, topologies: dict[str, Topology] | None = None,
             order: Sequence[str] = (), quiet_threshold: float = QUIET["threshold"],
-            metric: str = "time") -> str:
+            metric: str = "time", time_shares: dict[str, float] | None = None) -> str:
     """Write every file of :data:`STATS_FILES` (``outputs``: kind -> path); return Tables 1-3.
 
     ``order``: the campaign's strategies (the first of identical ones names the experiment);
     ``metric``: what every test and table is on, the run time or a counter
-    (:func:`pinbench.results.runs.on_metric`; lower is better).
+    (:func:`pinbench.results.runs.on_metric`; lower is better); ``time_shares``: benchmark
+    -> its ``time_share_expected``, where a benchmark sets one.
     """
     from pinbench.stats.tables import (CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table,
                                        tables_text)
@@ -117,7 +133,8 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     cells = cell_table(records, baseline, confidence, seed)
     summary = summary_table(cells, baseline, confidence, benchmark_weights)
     verdicts, comparisons = verdict_tables(records, baseline, 1 - confidence, topologies, order,
-                                           quiet_threshold)
+                                           quiet_threshold,
+                                           (time_shares or {}) if metric == "time" else None)
     _write_csv(cells, CELL_COLUMNS, outputs["cells"])
     _write_csv(summary, SUMMARY_COLUMNS, outputs["summary"])
     _write_csv(verdicts, VERDICT_COLUMNS, outputs["verdicts"])
@@ -162,7 +179,7 @@ def read_verdicts(path: Path) -> list[dict]:
                        ("speedup_median", "p_raw", "p_adjusted", "p_best_vs_others",
                         "detectable", "p_report", "detectable_report", "drift_p",
                         "drift_p_adjusted", "drift_tau"),
-                       ("clear_winner", "coincide", "drift"))
+                       ("clear_winner", "coincide", "drift", "printed_implausible"))
 
 
 def read_comparisons(path: Path) -> list[dict]:
@@ -183,6 +200,17 @@ def _topology_option(text: str) -> tuple[str, Topology]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _share_option(text: str) -> tuple[str, float]:
+    bench, sep, share = text.partition("=")
+    try:
+        value = float(share)
+    except ValueError:
+        value = math.nan
+    if not sep or not bench or not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected BENCH=SHARE, a share in (0, 1], got {text!r}")
+    return bench, value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Analyse a runs table: the study's tables, the headline verdicts, the drift checks."""
     parser = argparse.ArgumentParser(prog="pinbench analyse", description=main.__doc__)
@@ -197,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
     parser.add_argument("--quiet-threshold", type=float, default=QUIET["threshold"],
                         help="share of the CPUs others may use during a run before it is noisy")
+    parser.add_argument("--time-share-expected", type=_share_option, action="append",
+                        default=[], metavar="BENCH=SHARE",
+                        help="the least share of a run's wall time a benchmark's printed time "
+                             f"is expected to be (default {SHARE_EXPECTED:g})")
     args = parser.parse_args(argv)
     if not 0 < args.confidence < 1:
         parser.error(f"--confidence must be strictly between 0 and 1, not {args.confidence}")
@@ -207,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
                        campaign=args.runs.stem, baseline=args.baseline,
                        confidence=args.confidence, seed=args.seed,
                        topologies=dict(args.topology), order=args.strategies,
-                       quiet_threshold=args.quiet_threshold)
+                       quiet_threshold=args.quiet_threshold,
+                       time_shares=dict(args.time_share_expected))
     except (OSError, ValueError) as exc:
         print(f"pinbench analyse: error: {exc}", file=sys.stderr)
         return 2

@@ -32,6 +32,9 @@ WARNINGS = {
     "drift": ("D", "the run times drift over the measurement job (Mann-Kendall's trend test, "
                    "corrected for autocorrelated runs, Holm over the report's jobs; marked on "
                    "the machine's first cell of the row)"),
+    "printed": ("T", "the printed times lie above their runs' wall times, or below a small "
+                     "share of them in every run: not the runs' times? (no verdict when none "
+                     "is; marked on the machine's first cell of the row)"),
 }
 
 

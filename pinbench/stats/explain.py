@@ -18,7 +18,7 @@ locks, critical sections, ordered); the initial thread works ``T_P − sync_i �
 waits for work). The lock waits L_P (the runtime's waits of Bhattacharjee et al.) are kept
 apart from the idle time: I_P = P·T_P − Σ work − L_P, everything that is neither, so
 W_P = Σ work + L_P, and the stacked bar reads T_1 + I_P + (F_P − L_P) + L_P = P·T_P. With a
-``time_regex`` the timing verdict compares the printed time (often a kernel's), a part of
+printed ``time`` the timing verdict compares the printed time (often a kernel's), a part of
 that span: ``printed_share`` says how large a part, and the decomposition still covers the
 whole run (the printed time for the initial thread against whole-run team times for the
 workers made idle time vanish and work inflate).

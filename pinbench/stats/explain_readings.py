@@ -28,7 +28,7 @@ def _interval(row: dict, name: str, sign: int = 1) -> str:
 
 def span(rows: list[dict]) -> str:
     """The span the explanation covers, in words: the whole run, and how much of it the
-    printed time (``time_regex``) is.
+    printed time (``time``) is.
 
     >>> span([{"printed_share": None}]), span([{"printed_share": 0.25}])
     ('the whole run', 'the whole run, of which the printed time is 25%')

@@ -141,10 +141,13 @@ def _faster_than_every_other(best: Experiment, others: list[Experiment], alpha: 
 
 
 def cell_verdict(records: list[RunRecord], baseline: str, alpha: float,
-                 key: PlacementKey = lambda machine, pus: pus, order: Sequence[str] = ()) -> dict:
+                 key: PlacementKey = lambda machine, pus: pus, order: Sequence[str] = (),
+                 test: bool = True) -> dict:
     """The verdict of one (machine, benchmark, threads) from its runs; see the module's rules.
 
-    ``order``: the campaign's strategies, so the first of identical ones names the experiment.
+    ``order``: the campaign's strategies, so the first of identical ones names the experiment;
+    ``test``: False gives the cell no verdict (no test, no winner, nothing in the report-wide
+    family: its printed times are not its runs', :mod:`pinbench.results.printed_share`).
 
     Returns the verdict row (:data:`VERDICT_COLUMNS` without the cell's names and the
     report-wide columns of :func:`report_wide`) and, under ``"comparisons"``, one row per
@@ -152,7 +155,7 @@ def cell_verdict(records: list[RunRecord], baseline: str, alpha: float,
     """
     groups = experiments(records, key, order)
     base = next((g for g in groups if baseline in g.strategies), None)
-    usable = base is not None and len(base.times) >= MIN_N
+    usable = test and base is not None and len(base.times) >= MIN_N
     tested = [g for g in groups if g is not base and len(g.times) >= MIN_N] if usable else []
     raw = [brunner_munzel(np.array(base.times), np.array(g.times))[0] for g in tested]
     adjusted = holm(raw) if raw else []

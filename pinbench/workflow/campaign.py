@@ -20,7 +20,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from pinbench.measure.settings import Metric, metric
+from pinbench.measure.settings import SHORTHAND, Metric, metric
 from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
 from pinbench.place.registry import WRAPPING, is_own_name, needs_matrix, parse_strategy
 from pinbench.place.symmetry import level_counts
@@ -267,7 +267,7 @@ def _check_regex(pattern: str | None, where: str, groups: int = 0) -> None:
     except re.error as exc:
         raise ConfigError(f"{where}: invalid regular expression ({exc})") from None
     if compiled.groups < groups:
-        raise ConfigError(f"{where}: the regular expression needs a group capturing the seconds")
+        raise ConfigError(f"{where}: the regular expression needs a group capturing the number")
 
 
 def _check_metric(setting: str | dict, where: str) -> Metric:
@@ -279,6 +279,22 @@ def _check_metric(setting: str | dict, where: str) -> Metric:
         return metric(setting)
     _check_regex(setting["regex"], f"{where}.regex", groups=1)
     return metric(setting["regex"], setting.get("required", True))
+
+
+def _check_time(bench: dict, where: str) -> dict | None:
+    """The benchmark's printed time as written (``time``, or its shorthand ``time_regex``)
+    checked, as ``time`` with every key (None: the launcher's wall time)."""
+    if bench["time"] is not None and bench["time_regex"] is not None:
+        raise ConfigError(f"{where}.time: set with time_regex, its shorthand: keep one")
+    if bench["time_regex"] is not None:
+        _check_regex(bench["time_regex"], f"{where}.time_regex", groups=1)
+        return {"regex": bench["time_regex"]} | SHORTHAND
+    if bench["time"] is not None:
+        _check_regex(bench["time"]["regex"], f"{where}.time.regex", groups=1)
+    elif "time_share_expected" in bench:
+        raise ConfigError(f"{where}.time_share_expected: the benchmark has no printed time "
+                          "(time or time_regex) to expect a share of")
+    return bench["time"]
 
 
 def _check_env(env: dict, where: str) -> None:
@@ -449,7 +465,7 @@ def _check_benchmarks(config: dict, root: Path) -> None:
             bench["inputs"] = _input_patterns(bench["inputs"], root, f"{where}.inputs")
         _check_run(config, name, where)
         _check_regex(bench["validate"], f"{where}.validate")
-        _check_regex(bench["time_regex"], f"{where}.time_regex", groups=1)
+        bench["time"] = _check_time(bench, where)
         bench["metrics"] = {name: _check_metric(setting, f"{where}.metrics.{name}")
                             for name, setting in bench["metrics"].items()}
         _check_env(bench["env"], f"{where}.env")

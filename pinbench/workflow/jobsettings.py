@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 
 from pinbench.measure.progress import cell_name
-from pinbench.measure.settings import Explain, JobSettings
+from pinbench.measure.settings import Explain, JobSettings, time_setting
 from pinbench.native import NotBuilt
 from pinbench.place.symmetry import experiment_key, same_as
 from pinbench.results.placements import Placement, read_placement
@@ -51,7 +51,9 @@ def job_settings(config: dict, machine: str, bench: str, threads: int, binary: s
         argv=campaign.run_argv(config, bench, binary, threads),
         binary=os.path.abspath(binary),
         env=campaign.run_env(config, bench),
-        validate=entry["validate"], time_regex=entry["time_regex"],
+        validate=entry["validate"],
+        time=None if entry["time"] is None else time_setting(**entry["time"]),
+        time_share_expected=entry.get("time_share_expected"),
         exit_status=entry["exit_status"], metrics=entry["metrics"],
         timeout_s=entry["timeout_s"], repetitions=config["repetitions"],
         seed=config["seed"], order=config["order"],

@@ -24,7 +24,8 @@ def set_aside(layout: Layout, machines: list[str]) -> list[str]:
 
 
 def campaign_line(layout: Layout, alpha: float) -> str:
-    """The campaign in one line: runs, jobs, winners named, drifts, failures.
+    """The campaign in one line: runs, jobs, winners named, drifts, failures, cells whose
+    printed times leave them without a verdict.
 
     The winners are the report-wide decision's (:func:`pinbench.stats.verdicts.report_wide`):
     the probability that any of them is false is at most ``alpha`` (the campaign's
@@ -53,7 +54,8 @@ def campaign_line(layout: Layout, alpha: float) -> str:
                  + (f": {', '.join(winners[:4])}{', ...' if len(winners) > 4 else ''}"
                     if winners else "")
                  + f"; in {sum(bool(v['best']) for v in verdicts)} by each cell's own verdict"
-                 + f"; drift in {sum(bool(v['drift']) for v in verdicts)}")
+                 + f"; drift in {sum(bool(v['drift']) for v in verdicts)}"
+                 + _unread(verdicts))
     return text
 
 
@@ -72,6 +74,15 @@ def flat_machines(machines: Iterable[Machine], config: dict) -> list[str]:
     return [f"machine {machine.name} is {flat}, so {said}; {ELSEWHERE}"
             for machine in machines if machine.measure and machine.topology is not None
             and (flat := flat_machine(machine.topology))]
+
+
+def _unread(verdicts: list[dict]) -> str:
+    """The cells left without a verdict for their printed times, as the closing line ends
+    with them ("" when none: :mod:`pinbench.results.printed_share`)."""
+    cells = [f"{v['benchmark']} t{v['threads']}" for v in verdicts if v["printed_implausible"]]
+    return (f"; no verdict in {len(cells)}: their printed times are not their runs' "
+            f"({', '.join(cells[:4])}{', ...' if len(cells) > 4 else ''}: the report says why)"
+            if cells else "")
 
 
 def where_and_what(layout: Layout, alpha: float = 0.05, flat: Sequence[str] = ()) -> str:

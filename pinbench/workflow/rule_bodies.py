@@ -159,7 +159,10 @@ def analyse_options(config: dict) -> dict:
     return {"campaign": config["campaign"], "baseline": config["baseline"],
             "confidence": config["confidence"], "benchmark_weights": config["weights"],
             "seed": config["seed"], "order": config["strategies"],
-            "quiet_threshold": config["quiet"]["threshold"], "metric": config["metric"]}
+            "quiet_threshold": config["quiet"]["threshold"], "metric": config["metric"],
+            "time_shares": {name: bench["time_share_expected"]
+                            for name, bench in config["benchmarks"].items()
+                            if "time_share_expected" in bench}}
 
 
 def analyse(inputs, outputs, options: dict, machines: list[str]) -> None:

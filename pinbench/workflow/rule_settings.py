@@ -26,9 +26,10 @@ from pinbench.measure.settings import located, portable
 from pinbench.workflow import campaign, jobsettings, rule_bodies
 
 #: Settings of a measurement job that define no measurement: how it waits for a quiet
-#: machine, and which strategies are one experiment (read from its placement files, its
-#: inputs).
-NOT_MEASURED = ("quiet", "same_as")
+#: machine, which strategies are one experiment (read from its placement files, its
+#: inputs), and the share of the wall time its printed times are expected to be (the
+#: analysis judges them).
+NOT_MEASURED = ("quiet", "same_as", "time_share_expected")
 
 
 def _text(settings: dict) -> str:
