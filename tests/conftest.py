@@ -90,6 +90,11 @@ def compile_c(source: Path, out: Path, cc: str = "gcc") -> Path:
     return out
 
 
+#: A test that needs two CPUs to run on (a thread bound to one of them, or moved, is told
+#: apart from one that may run anywhere): skipped where this process may use one only.
+needs_two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+
+
 @pytest.fixture(scope="session")
 def fake_mask(tmp_path_factory) -> Path:
     """tests/data/fake_mask.c built: preloaded, a program believes in a faked machine's CPUs

@@ -58,7 +58,8 @@ def test_invalid_place_fails_verification_instead_of_running_silently(spin_binar
     """A PU the machine lacks: the runtime drops the place and runs on another CPU."""
     missing_pu = max(os.sched_getaffinity(0)) + 5
     planned = [TWO_PUS[0], missing_pu]
-    row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}), "compact", 0, 0)
+    row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}, threads=2),
+                      "compact", 0, 0)
     assert row.verification == "mismatch", row
     assert f"1:{missing_pu}" not in row.observed
 

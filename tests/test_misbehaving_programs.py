@@ -8,7 +8,7 @@ import threading
 import time
 
 import pytest
-from conftest import DATA, compile_c
+from conftest import DATA, compile_c, needs_two_cpus
 from test_launcher import TWO_PUS, _alive, job, placement
 
 from pinbench.measure.job import LARGEST_TIME, measure_one, run_job
@@ -126,6 +126,7 @@ def mover(tmp_path_factory):
             for cc in ("gcc", "clang")} | {"late": compile_c(DATA / "bind_late.c", out / "late")}
 
 
+@needs_two_cpus
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 @pytest.mark.parametrize("onto, args", [(0, ["300"]), (1, ["300"]), (0, ["300", "main"]),
                                         (0, ["3", "main"])],

@@ -6,14 +6,13 @@ through OMP_DISPLAY_AFFINITY."""
 from __future__ import annotations
 
 import csv
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_campaign
+from conftest import needs_two_cpus, run_campaign
 from test_kmp_libomp import cpuinfo, faked_machine, linux_smt
 
 from pinbench.measure.verify import parse_cpu_list, verify
@@ -131,7 +130,7 @@ def test_a_policy_run_is_verified_against_its_places():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+@needs_two_cpus
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 def test_a_campaign_measures_the_runtimes_policies_verified(tmp_path, cc):
     work = tmp_path / "work"

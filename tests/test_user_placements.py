@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
 
 import pytest
 import yaml
-from conftest import DATA, report_text, run_campaign
+from conftest import DATA, needs_two_cpus, report_text, run_campaign
 from likwid_machine import FakedLikwid
 
 from pinbench.place.domains import PlacementError
@@ -134,7 +133,7 @@ def _campaign(work, placements: dict, strategies: list[str]):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+@needs_two_cpus
 def test_a_campaign_measures_its_own_placements_verified(tmp_path):
     work = _campaign(tmp_path / "work", {"backwards": {"omp_places": "{1},{0}"},
                                          "first-two": {"likwid": "N:0-1"}},
