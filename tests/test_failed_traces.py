@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import DATA, run_campaign
+from optional_tools import requires
 from test_trace import CMAKE_LISTS
 
 from pinbench.results.placements import read_placement
@@ -32,6 +33,7 @@ def experiments(rows: list[dict], bench: str) -> set[str]:
 
 
 @pytest.mark.slow
+@requires("cmake", "g++")
 def test_a_failed_trace_leaves_out_only_the_strategies_that_need_the_matrix(tmp_path):
     project = tmp_path / "pairs"
     project.mkdir()

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, report_text, run_campaign
+from optional_tools import need
 
 HOSTILE = ('<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
            '"quoted" & <b>bold</b>')
-CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -51,8 +51,7 @@ def browser(problems: list[str]):
     """Headless Chromium; each page it opens (the function yielded) adds to ``problems``
     what it logs as an error or warning, its uncaught errors and any request beyond the
     report's own files."""
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed (scripts/setup.sh installs it)")
+    need("chromium")
     from playwright.sync_api import sync_playwright
 
     def new_page(width: int = 1280, height: int = 900):
@@ -65,7 +64,8 @@ def browser(problems: list[str]):
         return opened
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=shutil.which("chromium"),
+                                              args=CHROMIUM_ARGS)
         yield new_page
         chromium.close()
 

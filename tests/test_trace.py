@@ -44,7 +44,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from conftest import preset
+from conftest import OnFirstUse, helper, needs_valgrind, preset
+from optional_tools import COMPILERS, need, requires
 
 from pinbench import native
 from pinbench.graph.matrix import read_matrix
@@ -77,8 +78,6 @@ VALGRIND_INPUTS = {
     "triad": (4, ["n=100000", "iters=5"]),
     "falseshare": (4, ["incs=1000000"]),
 }
-
-needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -189,8 +188,7 @@ def flags() -> tuple[list[str], list[str]]:
 
 def build_traced(source: Path, out: Path, compiler: str, extra: tuple[str, ...] = ()) -> Path:
     """Compile with the tsan compile flags, link with the runtime (two separate steps)."""
-    if shutil.which(compiler) is None:
-        pytest.skip(f"{compiler} not installed (scripts/setup.sh)")
+    need(compiler)
     cflags, ldflags = flags()
     obj = out.with_suffix(".o")
     for cmd in ([compiler, "-O2", *extra, *cflags, "-c", str(source), "-o", str(obj)],
@@ -213,6 +211,7 @@ def link_with_runtime(source: Path, out: Path) -> Path:
 
 
 def build_native(source: Path, out: Path, compiler: str) -> Path:
+    need(compiler)
     proc = subprocess.run([compiler, "-O2", "-fopenmp", str(source), "-o", str(out), "-lm"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -222,15 +221,16 @@ def build_native(source: Path, out: Path, compiler: str) -> Path:
 # ------------------------------------------------------------------------------ fixtures
 
 @pytest.fixture(scope="session")
-def bins(tmp_path_factory) -> dict[tuple[str, str, str], Path]:
+def bins(tmp_path_factory) -> OnFirstUse:
     """(kind, compiler, benchmark) -> binary; kind "tsan" (traced build) or "native"."""
     out = tmp_path_factory.mktemp("trace-bins")
-    made = {}
-    for bench in TSAN_INPUTS:
-        for cc in ("gcc", "clang"):
-            made["tsan", cc, bench] = build_traced(BENCH / f"{bench}.c", out / f"{bench}-tsan-{cc}", cc)
-            made["native", cc, bench] = build_native(BENCH / f"{bench}.c", out / f"{bench}-{cc}", cc)
-    return made
+
+    def make(key: tuple[str, str, str]) -> Path:
+        kind, cc, bench = key
+        build = build_traced if kind == "tsan" else build_native
+        return build(BENCH / f"{bench}.c", out / f"{bench}-{kind}-{cc}", cc)
+
+    return OnFirstUse(make)
 
 
 @pytest.fixture(scope="session")
@@ -242,6 +242,7 @@ def traced(bins, tmp_path_factory):
     def get(tracer: str, cc: str, bench: str, weight: str = "common"):
         key = (tracer, cc, bench, weight)
         if key not in cache:
+            helper(tracer)
             n, args = (TSAN_INPUTS if tracer == "tsan" else VALGRIND_INPUTS)[bench]
             kind = "tsan" if tracer == "tsan" else "native"
             csv = out / ("-".join(key) + ".csv")
@@ -262,7 +263,7 @@ def counted(weight: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("bench", list(TSAN_INPUTS))
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", COMPILERS)
 @pytest.mark.parametrize("weight", WEIGHT_DEFINITIONS)
 def test_tsan_recovers_planted_sharing(traced, bench, cc, weight):
     matrix, side = traced("tsan", cc, bench, weight)
@@ -356,14 +357,14 @@ def neighbour_share(matrix: np.ndarray) -> float:
 def serial_init(tmp_path_factory):
     """Trace serial_init.c once per (tracer, cc, weight): -> (W, sidecar)."""
     out = tmp_path_factory.mktemp("serial-init")
-    made = {("tsan", cc): build_traced(DATA / "serial_init.c", out / f"tsan-{cc}", cc)
-            for cc in ("gcc", "clang")}
-    made["valgrind", "gcc"] = build_native(DATA / "serial_init.c", out / "native-gcc", "gcc")
+    made = OnFirstUse(lambda key: (build_traced if key[0] == "tsan" else build_native)(
+        DATA / "serial_init.c", out / "-".join(key), key[1]))
     cache: dict[tuple, tuple[np.ndarray, dict]] = {}
 
     def get(tracer: str, cc: str, weight: str):
         key = (tracer, cc, weight)
         if key not in cache:
+            helper(tracer)
             n, args = SERIAL_INIT
             csv = out / ("-".join(key) + ".csv")
             side = trace([str(made[tracer, cc]), *args], n, csv, tracer, weight,
@@ -376,7 +377,7 @@ def serial_init(tmp_path_factory):
 
 @pytest.mark.parametrize("tracer, cc", [
     ("tsan", "gcc"), ("tsan", "clang"),
-    pytest.param("valgrind", "gcc", marks=needs_valgrind)])
+    ("valgrind", "gcc")])
 def test_serial_phases_swamp_every_access_not_the_parallel_rule(serial_init, tracer, cc):
     """Counting every access, the pairs with thread 0 carry > 90% of the weight (each
     worker's block was written by the master); counting the accesses inside parallel
@@ -463,7 +464,8 @@ def cxx_project(folder: Path) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("tool", ["cmake", "make"])
+@requires("g++")
+@pytest.mark.parametrize("tool", [pytest.param("cmake", marks=requires("cmake")), "make"])
 def test_programs_built_by_cmake_or_a_makefile_trace_with_the_printed_flags(tmp_path, tool):
     """The flags of --print-flags passed as a user passes flags to CMake or make: the link
     line holds -fsanitize=thread and the link flags come before the objects; the program
@@ -503,6 +505,7 @@ def test_a_binary_the_tsan_tracer_cannot_use_is_refused_naming_what_it_holds(
         tmp_path, compiler, flags, found):
     """Built with the compiler's own ThreadSanitizer (the sanitizer's runtime, not pinbench's),
     or not for tracing at all (stripped): one line saying what the binary holds."""
+    need(compiler)
     exe = tmp_path / "pairs"
     subprocess.run([compiler, "-O1", "-fopenmp", *flags, str(DATA / "pairs_cxx.cpp"), "-o",
                     str(exe)], check=True)
@@ -516,6 +519,7 @@ def test_a_binary_the_tsan_tracer_cannot_use_is_refused_naming_what_it_holds(
 
 
 @pytest.mark.slow
+@requires("g++")
 def test_a_program_compiled_and_linked_in_one_command_is_refused_as_not_instrumented(tmp_path):
     """The link flags' -fno-sanitize=thread, on a command that also compiles, switches the
     instrumentation off: the binary holds the runtime (so no ELF check can tell), which is
@@ -746,6 +750,7 @@ def test_python_reference_weights_by_hand(line_bytes):
 
 
 @needs_valgrind
+@requires("g++")
 def test_valgrind_events_match_the_sequential_definition(tmp_path):
     """Valgrind runs one thread at a time, so its events equal numalize's definition applied
     to lackey-like sequences; checked here on the C++ test program's planted pairs."""
