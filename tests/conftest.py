@@ -3,16 +3,19 @@ campaign, compiled test programs, topology strings."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from optional_tools import need
 
 from pinbench import native
 from pinbench.results.runs import RunRecord
+from pinbench.trace import build
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -81,13 +84,63 @@ def run_record(**fields) -> RunRecord:
 
 
 def compile_c(source: Path, out: Path, cc: str = "gcc") -> Path:
-    """Build an OpenMP C program with ``cc``; fail the test with the compiler's message."""
-    if shutil.which(cc) is None:
-        pytest.fail(f"{cc} is not installed (run scripts/setup.sh)")
+    """Build an OpenMP C program with ``cc``; fail the test with the compiler's message (skip
+    it when ``cc`` is not installed)."""
+    need(cc)
     proc = subprocess.run([cc, "-O2", "-fopenmp", "-o", str(out), str(source), "-lm"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return out
+
+
+class OnFirstUse(dict):
+    """A mapping whose value for a key is made by ``make(key)`` when a test first asks for it:
+    a build that needs a compiler that is not installed skips only the tests that ask for it."""
+
+    def __init__(self, make: Callable[[Any], Any]):
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key):
+        self[key] = value = self.make(key)
+        return value
+
+
+def builds(source: Path, folder: Path) -> OnFirstUse:
+    """compiler -> ``source`` built by :func:`compile_c` with it, on first use."""
+    return OnFirstUse(lambda cc: compile_c(source, folder / f"{source.stem}-{cc}", cc))
+
+
+def helper(name: str) -> Path:
+    """pinbench's C helper ``name`` (:func:`pinbench.native.built`); the test is skipped, with
+    the manifest's reason, when this machine could not build it (a tool it needs is missing:
+    the set-up of :func:`native_helpers` succeeded, so no build failed)."""
+    try:
+        return native.built(name)
+    except native.NotBuilt as exc:
+        if "not_built" in native.read_manifest(native.native_dir()).get(name, {}):
+            pytest.skip(str(exc))
+        raise
+
+
+def ompt_tool() -> dict[str, str]:
+    """:func:`pinbench.trace.build.ompt_tool`, what an explained run needs; the test is
+    skipped where the OMPT tool could not be built (:func:`helper`)."""
+    helper("ompt")
+    return build.ompt_tool()
+
+
+@pytest.fixture
+def valgrind_tool() -> Path:
+    """The Valgrind tracer's folder (:func:`helper`)."""
+    return helper("valgrind")
+
+
+#: A test that traces with Valgrind: skipped where the tracer's tool is not built.
+needs_valgrind = pytest.mark.usefixtures("valgrind_tool")
+#: A test that needs two CPUs to run on (a thread bound to one of them, or moved, is told
+#: apart from one that may run anywhere): skipped where this process may use one only.
+needs_two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
 
 
 @pytest.fixture(scope="session")
@@ -101,7 +154,6 @@ def fake_mask(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def spin_binaries(tmp_path_factory) -> dict[str, Path]:
-    """tests/data/spin.c built with gcc (libgomp) and clang (libomp)."""
-    out = tmp_path_factory.mktemp("spin")
-    return {cc: compile_c(DATA / "spin.c", out / f"spin-{cc}", cc) for cc in ("gcc", "clang")}
+def spin_binaries(tmp_path_factory) -> OnFirstUse:
+    """tests/data/spin.c built with gcc (libgomp) or clang (libomp)."""
+    return builds(DATA / "spin.c", tmp_path_factory.mktemp("spin"))

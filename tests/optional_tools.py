@@ -16,11 +16,12 @@ import pytest
 OPTIONAL_TOOLS = ("clang", "clang-*", "clang++*", "valgrind*", "vgdb", "likwid-*", "chromium*",
                   "chromedriver", "slurm*", "srun", "sbatch", "salloc", "squeue", "sinfo",
                   "scancel", "scontrol", "sacct*", "munge*", "unmunge", "perf", "cmake",
-                  "gfortran*", "g++*", "c++")
+                  "gfortran*", "g++*", "c++", "*-linux-gnu-gfortran*", "*-linux-gnu-g++*")
 #: The Debian package of each test-only tool the skip reasons name.
-PACKAGES = {"clang": "clang libomp-dev", "valgrind": "valgrind", "likwid-pin": "likwid",
-            "chromium": "chromium", "cmake": "cmake", "gfortran": "gfortran", "g++": "g++",
-            "slurmctld": "slurm-wlm", "munged": "munge", "unshare": "util-linux"}
+PACKAGES = {"clang": "clang libomp-dev", "clang++": "clang", "valgrind": "valgrind",
+            "likwid-pin": "likwid", "chromium": "chromium", "cmake": "cmake",
+            "gfortran": "gfortran", "g++": "g++", "slurmctld": "slurm-wlm", "munged": "munge",
+            "unshare": "util-linux"}
 
 
 def missing(*tools: str) -> list[str]:
@@ -28,13 +29,25 @@ def missing(*tools: str) -> list[str]:
     return [tool for tool in tools if shutil.which(tool) is None]
 
 
+def _reason(absent: list[str]) -> str:
+    """Why a test needing the ``absent`` tools is skipped: them and their packages."""
+    packages = sorted({PACKAGES.get(tool, tool) for tool in absent})
+    return f"needs {', '.join(absent)} (not installed: package {' '.join(packages)})"
+
+
 def requires(*tools: str) -> pytest.MarkDecorator:
     """A mark that skips a test when one of ``tools`` is not installed, naming it and its
     package (``make test`` installs them as root; a user without them sees the skips)."""
     absent = missing(*tools)
-    packages = sorted({PACKAGES.get(tool, tool) for tool in absent})
-    return pytest.mark.skipif(bool(absent), reason=f"needs {', '.join(absent)} (not installed: "
-                                                   f"package {' '.join(packages)})")
+    return pytest.mark.skipif(bool(absent), reason=_reason(absent))
+
+
+def need(*tools: str) -> None:
+    """:func:`requires` from inside a test or a fixture: skip the test when one of ``tools``
+    is not installed."""
+    absent = missing(*tools)
+    if absent:
+        pytest.skip(_reason(absent))
 
 
 def stripped_path(folder: Path, path: str | None = None) -> str:
@@ -52,3 +65,7 @@ def stripped_path(folder: Path, path: str | None = None) -> str:
             if os.access(entry.path, os.X_OK) and not entry.is_dir():
                 link.symlink_to(entry.path)
     return str(folder)
+
+
+#: The C compilers a test is run with, one parameter each: clang's skipped where it is missing.
+COMPILERS = ("gcc", pytest.param("clang", marks=requires("clang")))

@@ -4,6 +4,7 @@ import subprocess
 
 import pytest
 from conftest import ROOT, compile_c
+from optional_tools import COMPILERS
 
 BENCHMARKS = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.c"))
 
@@ -17,7 +18,7 @@ def test_at_least_the_six_promised_benchmarks():
     assert {"pairs", "quads", "stencil", "triad", "falseshare", "array"} <= set(BENCHMARKS)
 
 
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", COMPILERS)
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_quick_size_validates_with_the_same_checksum_on_1_2_and_3_threads(tmp_path, cc, name):
     binary = compile_c(ROOT / "benchmarks" / f"{name}.c", tmp_path / name, cc)

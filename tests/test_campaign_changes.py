@@ -24,6 +24,7 @@ CAMPAIGN = {
     "campaign": "changes",
     "repetitions": 3,
     "threads": [2],
+    "oversubscribe": True,  # 2 threads on a machine of one PU too
     "strategies": ["os", "compact"],
     "tracing": {"when": "always"},
     "explain": {"repetitions": 3},

@@ -3,12 +3,12 @@ compiler, each compiler's cells compared with the first's (pinbench.stats.runtim
 from __future__ import annotations
 
 import csv
-import os
 
 import numpy as np
 import pytest
 import yaml
-from conftest import ROOT, report_text, run_campaign, run_record
+from conftest import ROOT, needs_two_cpus, report_text, run_campaign, run_record
+from optional_tools import requires
 
 from pinbench.stats.runtimes import compare_compilers, lines
 from pinbench.workflow.campaign import ConfigError, load_campaign
@@ -66,7 +66,8 @@ def test_a_planted_difference_between_compilers_is_found_and_only_it():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+@needs_two_cpus
+@requires("clang")
 def test_a_campaign_compares_its_compilers(tmp_path):
     work = tmp_path / "work"
     work.mkdir()

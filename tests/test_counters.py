@@ -7,6 +7,7 @@ import os
 import re
 
 import pytest
+from conftest import needs_two_cpus
 
 from pinbench.measure.spawn import base_environment, run_once
 
@@ -88,7 +89,7 @@ def test_a_counter_as_the_metric_replaces_the_time_and_a_run_without_it_fails():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+@needs_two_cpus
 def test_a_campaign_s_verdicts_on_a_counter(tmp_path):
     import csv
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, compile_c, report_text, run_record
+from conftest import ROOT, compile_c, ompt_tool, report_text, run_record
 from conftest import run_campaign
 
 from pinbench.measure.explain import explain_environment, read_record
@@ -30,7 +30,6 @@ from pinbench.measure.job import T1_RUN
 from pinbench.measure.journal import read_lines
 from pinbench.results.formats import CURRENT
 from pinbench.results.runs import RUN_COLUMNS, RunRecord, read_runs
-from pinbench.trace.build import ompt_tool
 from pinbench.workflow.campaign import ConfigError, load_campaign
 from pinbench.stats.explain import MIN_SHARE, decompose, explain_table, reproduction
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import DATA, run_campaign
+from optional_tools import requires
 from test_trace import CMAKE_LISTS
 
 from pinbench.graph.matrix import write_matrix
@@ -37,6 +38,7 @@ def experiments(rows: list[dict], bench: str) -> set[str]:
 
 
 @pytest.mark.slow
+@requires("cmake", "g++")
 def test_a_failed_trace_leaves_out_only_the_strategies_that_need_the_matrix(tmp_path):
     project = tmp_path / "pairs"
     project.mkdir()

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from optional_tools import COMPILERS
 
 from pinbench.measure import launcher as launcher_module
 from pinbench.measure import verify
@@ -44,7 +45,7 @@ def fixed(pus):
     return placement("compact", pus)
 
 
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", COMPILERS)
 def test_pinned_run_is_verified(spin_binaries, cc):
     planned = list(reversed(TWO_PUS))
     row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}), "compact", 0, 0)
@@ -53,12 +54,13 @@ def test_pinned_run_is_verified(spin_binaries, cc):
     assert row.observed == " ".join(f"{t}:{pu}" for t, pu in enumerate(planned))
 
 
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", COMPILERS)
 def test_invalid_place_fails_verification_instead_of_running_silently(spin_binaries, cc):
     """A PU the machine lacks: the runtime drops the place and runs on another CPU."""
     missing_pu = max(os.sched_getaffinity(0)) + 5
     planned = [TWO_PUS[0], missing_pu]
-    row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}), "compact", 0, 0)
+    row = measure_one(job(spin_binaries[cc], {"compact": fixed(planned)}, threads=2),
+                      "compact", 0, 0)
     assert row.verification == "mismatch", row
     assert f"1:{missing_pu}" not in row.observed
 

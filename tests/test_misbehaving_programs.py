@@ -8,7 +8,8 @@ import threading
 import time
 
 import pytest
-from conftest import DATA, compile_c
+from conftest import DATA, OnFirstUse, builds, compile_c, needs_two_cpus
+from optional_tools import COMPILERS
 from test_launcher import TWO_PUS, _alive, job, placement
 
 from pinbench.measure.job import measure_one, run_job
@@ -121,13 +122,12 @@ def test_a_flood_of_output_is_held_bounded_and_counted():
 
 
 @pytest.fixture(scope="module")
-def mover(tmp_path_factory):
-    out = tmp_path_factory.mktemp("move")
-    return {cc: compile_c(DATA / "move_threads.c", out / f"move-{cc}", cc)
-            for cc in ("gcc", "clang")} | {"late": compile_c(DATA / "bind_late.c", out / "late")}
+def mover(tmp_path_factory) -> OnFirstUse:
+    return builds(DATA / "move_threads.c", tmp_path_factory.mktemp("move"))
 
 
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@needs_two_cpus
+@pytest.mark.parametrize("cc", COMPILERS)
 @pytest.mark.parametrize("onto, args", [(0, ["300"]), (1, ["300"]), (0, ["300", "main"]),
                                         (0, ["3", "main"])],
                          ids=["all-threads", "worker-thread", "initial-thread",
@@ -147,11 +147,11 @@ def test_a_program_that_moves_its_own_threads_is_a_mismatch(mover, cc, onto, arg
     assert measure_one(still, "compact", 0, 0).verification == "ok"
 
 
-def test_a_thread_on_other_cpus_only_before_it_is_bound_is_no_mismatch(mover):
+def test_a_thread_on_other_cpus_only_before_it_is_bound_is_no_mismatch(tmp_path):
     """A thread just created has its creator's CPUs until its runtime binds it, and on a busy
     machine it may wait past the launcher's looks before it runs: a thread's CPUs count once
     it has run (they made correct runs mismatches)."""
-    binary = str(mover["late"])
+    binary = str(compile_c(DATA / "bind_late.c", tmp_path / "late"))
     spec = job(binary, {"compact": placement("compact", TWO_PUS)},
                argv=[binary, str(TWO_PUS[0]), "100"])
     assert [measure_one(spec, "compact", 0, 0).verification for _ in range(3)] == ["ok"] * 3

@@ -5,6 +5,7 @@ import random
 
 import pytest
 from conftest import ROOT, run_record
+from optional_tools import COMPILERS
 
 from pinbench.stats.models import (MAX_SMAPE, Formula, ModelError, extrap_path, model_rows,
                                    models, read_models)
@@ -180,7 +181,7 @@ def test_model_campaigns_validate(name):
         assert build.startswith("clang -O2 -fopenmp -o ") and Path(build.split()[-2]).is_file()
 
 
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", COMPILERS)
 def test_constructs_program_builds_and_validates(tmp_path, cc):
     import subprocess
 

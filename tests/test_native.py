@@ -86,10 +86,10 @@ def set_writable(folder: Path, writable: bool) -> None:
 
 
 def measure(env: dict[str, str], tmp_path: Path, binary: Path) -> subprocess.CompletedProcess:
-    """A two-run job of ``binary`` through ``python -m pinbench.measure``."""
+    """A two-run job of ``binary`` at one thread through ``python -m pinbench.measure``."""
     placement = tmp_path / "os.json"
-    write_placement(make_placement(load("auto"), "os", 2, seed=1), placement)
-    spec = {"machine": "here", "benchmark": "spin", "threads": 2, "argv": [str(binary), "5"],
+    write_placement(make_placement(load("auto"), "os", 1, seed=1), placement)
+    spec = {"machine": "here", "benchmark": "spin", "threads": 1, "argv": [str(binary), "5"],
             "env": {}, "validate": "^validation: OK$", "time_regex": None, "timeout_s": 20,
             "repetitions": 2, "seed": 1, "order": "interleaved", "strategies": ["os"]}
     return run(env, "-m", "pinbench.measure", "--spec", json.dumps(spec), "--placements",

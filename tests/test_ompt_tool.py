@@ -10,14 +10,14 @@ sleeps can overshoot on a busy machine, never undershoot).
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import ompt_tool
+from optional_tools import COMPILERS, need
 
 from pinbench.measure.explain import NO_RECORD, explain_environment, read_record, runtime_used
-from pinbench.trace.build import ompt_tool
 
 DATA = Path(__file__).resolve().parent / "data" / "ompt"
 REGIONS, SLEEP_S, HOLD_S, TASKS = 3, 0.2, 0.05, 8
@@ -29,8 +29,7 @@ def tool() -> dict[str, str]:
 
 
 def build(compiler: str, source: str, out: Path) -> Path:
-    if shutil.which(compiler) is None:
-        pytest.fail(f"{compiler} is not installed (run scripts/setup.sh)")
+    need(compiler)
     proc = subprocess.run([compiler, "-O2", "-fopenmp", "-o", str(out), str(DATA / source)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -61,7 +60,7 @@ def barrier_waits(thread: dict) -> tuple[float, int]:
             thread["barrier_explicit_waits"] + thread["barrier_implicit_waits"])
 
 
-@pytest.mark.parametrize("compiler", ["clang", "gcc"])
+@pytest.mark.parametrize("compiler", COMPILERS)
 def test_planted_idle_locks_and_counts_recovered(tool, tmp_path, compiler):
     binary = build(compiler, "planted.c", tmp_path / f"planted-{compiler}")
     record = explained_run(tool, [str(binary), str(REGIONS), "200", "50", str(TASKS)], tmp_path)

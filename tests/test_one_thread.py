@@ -5,8 +5,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DATA, compile_c
-from conftest import run_campaign
+from conftest import DATA, OnFirstUse, builds, run_campaign
+from optional_tools import COMPILERS
 from test_workflow import read_csv, write_campaign
 
 from pinbench.measure import spawn
@@ -57,21 +57,19 @@ SOURCES = {
 
 
 @pytest.fixture(scope="module")
-def programs(tmp_path_factory, spin_binaries) -> dict[tuple[str, str], Path]:
-    """(program, compiler) -> binary: spin.c and :data:`SOURCES` with gcc and clang, and a
+def programs(tmp_path_factory) -> dict[str, OnFirstUse]:
+    """program -> compiler -> binary: spin.c and :data:`SOURCES` with gcc or clang, and a
     statically linked spin.c (gcc), which ignores ``LD_PRELOAD`` but not the kernel."""
     out = tmp_path_factory.mktemp("one-thread")
-    built = {("spin", cc): path for cc, path in spin_binaries.items()}
+    built = {"spin": builds(DATA / "spin.c", out)}
     for name, text in SOURCES.items():
-        source = out / f"{name}.c"
-        source.write_text(text)
-        for cc in ("gcc", "clang"):
-            built[name, cc] = compile_c(source, out / f"{name}-{cc}", cc)
+        (out / f"{name}.c").write_text(text)
+        built[name] = builds(out / f"{name}.c", out)
     static = out / "spin-static"
     proc = subprocess.run(["gcc", "-O2", "-fopenmp", "-static", "-o", str(static),
                            str(DATA / "spin.c"), "-lm"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    built["spin", "static"] = static
+    built["spin"]["static"] = static
     return built
 
 
@@ -85,23 +83,23 @@ def one_thread(binary: Path, strategy: str, pus: list[int] | None):
     return measure_one(job, strategy, 0, 0)
 
 
-@pytest.mark.parametrize("cc", ["gcc", "clang", "static"])
+@pytest.mark.parametrize("cc", [*COMPILERS, "static"])
 def test_a_correct_binding_is_verified(programs, cc):
-    row = one_thread(programs["spin", cc], "compact", [PU])
+    row = one_thread(programs["spin"][cc], "compact", [PU])
     assert row.ok and row.verification == "ok", row
     assert row.observed == f"0:{PU}"
 
 
-@pytest.mark.parametrize("cc", ["gcc", "clang", "static"])
+@pytest.mark.parametrize("cc", [*COMPILERS, "static"])
 def test_a_binding_the_runtime_did_not_honour_is_a_mismatch(programs, cc):
-    row = one_thread(programs["spin", cc], "compact", [INVALID])
+    row = one_thread(programs["spin"][cc], "compact", [INVALID])
     assert row.ok and row.verification == "mismatch", row
     assert row.observed.startswith("0:") and str(INVALID) not in row.observed
 
 
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", COMPILERS)
 def test_os_runs_are_not_bound_and_show_where_the_thread_could_run(programs, cc):
-    row = one_thread(programs["spin", cc], "os", None)
+    row = one_thread(programs["spin"][cc], "os", None)
     assert row.ok and row.verification == "n/a" and row.observed == UNBOUND, row
 
 
@@ -110,11 +108,11 @@ def test_os_runs_are_not_bound_and_show_where_the_thread_could_run(programs, cc)
     ("serial", "mismatch"),  # the plan was never applied: not passed as verified
     ("moved", "mismatch"),  # a binding undone after the runtime's report is caught at exit
 ])
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", COMPILERS)
 def test_programs_without_a_parallel_region_or_that_move(programs, cc, program, verdict):
     if len(ALLOWED) < 2 and verdict == "mismatch":
         pytest.skip("needs two CPUs to tell a bound thread from an unbound one")
-    row = one_thread(programs[program, cc], "compact", [PU])
+    row = one_thread(programs[program][cc], "compact", [PU])
     assert row.ok and row.verification == verdict, row
     assert row.observed == (f"0:{PU}" if verdict == "ok" else UNBOUND)
 
@@ -133,7 +131,7 @@ def test_the_launcher_reads_the_exited_programs_cpus_outside_the_wall_time():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", COMPILERS)
 def test_a_one_thread_campaign_verifies_every_pinned_run(tmp_path, cc):
     reps = 3
     work = write_campaign(tmp_path, threads=[1], repetitions=reps, compiler={"cc": cc},

@@ -9,6 +9,7 @@ from conftest import ROOT, preset
 
 from pinbench.place import cli as place
 from pinbench.graph.matrix import write_matrix
+from pinbench.topology import load
 
 
 @pytest.fixture
@@ -54,18 +55,20 @@ def test_all_compares_every_strategy(matrix_file, capsys):
     assert min(ratios.values()) == 1.0 and ratios["hierarchical"] == 1.0
 
 
-def test_all_as_json(matrix_file, capsys):
-    assert place.main(["--topology", "auto", "--matrix", matrix_file, "--strategy", "all",
-                       "--json"]) == 2  # 8 threads, 2 PUs here
-    capsys.readouterr()
-    small = matrix_file.replace("m.csv", "two.csv")
-    write_matrix(np.array([[0, 3], [3, 0]]), small)
-    assert place.main(["--topology", "auto", "--matrix", small, "--strategy", "all",
-                       "--json"]) == 0
+def test_all_as_json(tmp_path, capsys):
+    """On this machine: one thread more than its placeable PUs is refused; two threads (one
+    on a single PU) are placed by every strategy."""
+    pus = len(load("auto").placeable)
+    for threads, status in ((pus + 1, 2), (min(pus, 2), 0)):
+        upper = np.triu(np.full((threads, threads), 3), 1)
+        write_matrix(upper + upper.T, tmp_path / "m.csv")
+        capsys.readouterr()
+        assert place.main(["--topology", "auto", "--matrix", str(tmp_path / "m.csv"),
+                           "--strategy", "all", "--json"]) == status, threads
     found = json.loads(capsys.readouterr().out)
     assert set(found) == {"random", "compact", "scatter", "lp-compact", "lp-scatter", "gp",
                           "lpgp", "gplp", "hierarchical"}
-    assert all(len(entry["pus"]) == 2 for entry in found.values())
+    assert all(len(entry["pus"]) == threads for entry in found.values())
 
 
 @pytest.mark.parametrize("args, message", [

@@ -6,14 +6,13 @@ through OMP_DISPLAY_AFFINITY."""
 from __future__ import annotations
 
 import csv
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_campaign
+from conftest import needs_two_cpus, run_campaign
+from optional_tools import COMPILERS, requires
 from test_kmp_libomp import cpuinfo, faked_machine, linux_smt
 
 from pinbench.measure.verify import parse_cpu_list, verify
@@ -76,7 +75,7 @@ def _env(shim: Path, allowed: set[int], procs: int, policy: str, threads: int) -
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (util-linux)")
+@requires("unshare", "clang")
 @pytest.mark.parametrize("index", range(len(MACHINES)),
                          ids=[f"{s} {sorted(a) if a else 'all'}" for s, _, a in MACHINES])
 def test_predictions_equal_what_libgomp_and_libomp_bind(tmp_path, fake_mask, spin_binaries,
@@ -131,8 +130,8 @@ def test_a_policy_run_is_verified_against_its_places():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@needs_two_cpus
+@pytest.mark.parametrize("cc", COMPILERS)
 def test_a_campaign_measures_the_runtimes_policies_verified(tmp_path, cc):
     work = tmp_path / "work"
     work.mkdir()

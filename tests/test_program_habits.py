@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, compile_c, run_campaign
+from conftest import ROOT, compile_c, needs_two_cpus, run_campaign
 from test_launcher import TWO_PUS, job, placement
 from test_workflow import read_csv, write_campaign
 
@@ -82,6 +82,7 @@ def wrapped(tmp_path_factory) -> Path:
     return out / "wrapper"
 
 
+@needs_two_cpus
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_wrapped_program_is_verified_with_verify_openmp(wrapped, threads, tmp_path):
     """The process started is the shell (its CPUs: all of them): today's check of it is a
@@ -98,6 +99,7 @@ def test_a_wrapped_program_is_verified_with_verify_openmp(wrapped, threads, tmp_
     assert records["openmp"].observed == " ".join(f"{t}:{pu}" for t, pu in enumerate(pus))
 
 
+@needs_two_cpus
 def test_a_job_whose_wrapper_is_checked_says_so_in_one_line(wrapped, tmp_path):
     said = []
     spec = job(wrapped, {"compact": placement("compact", TWO_PUS[:1])}, threads=1,

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 from markupsafe import escape
-from conftest import ROOT, report_text, run_campaign
+from conftest import ROOT, needs_valgrind, report_text, run_campaign
+from optional_tools import need
 from test_launcher import job, placement
 
 from pinbench.measure import outputs
@@ -41,6 +42,7 @@ def measured(tmp_path_factory):
     """The shipped campaign, as written, with fewer runs: 3 repetitions, every PU, 3 strategies,
     the smallest class of the NAS-like kernels; and explained runs (6 per strategy, OMPT on
     libomp: the gcc builds' libgomp redirected), as a user who asks why a placement wins."""
+    need("g++")  # the NAS-like kernels are C++
     work = tmp_path_factory.mktemp("real")
     # a fresh tree, as in a clone: files an earlier build generated there are unknown to this
     # campaign's first call (README: "Real programs as benchmarks")
@@ -238,6 +240,7 @@ def test_a_program_that_chooses_its_own_thread_count_is_caught_bound_or_not(xslo
             assert row.ok and row.verification == verdict and not row.counts, (count, row)
 
 
+@needs_valgrind
 def test_a_success_status_the_benchmark_declares_is_accepted_by_the_tracer_too(xslookup, tmp_path):
     argv = [str(xslookup), "-t", "2", "-s", "large", "-l", "2000"]
     with pytest.raises(TraceError, match="exited with status 1 under the valgrind tracer"):
@@ -256,6 +259,7 @@ def test_a_binary_tracer_refuses_a_script_wrapper(xslookup, tmp_path):
         trace([str(wrapper), "-t", "2"], 2, tmp_path / "m.csv", "valgrind")
 
 
+@needs_valgrind
 def test_a_trace_without_any_shared_line_is_flagged(tmp_path):
     """/bin/true runs no OpenMP thread: counting every access, thread 0's are all there is."""
     sidecar = trace(["/bin/true"], 2, tmp_path / "m.csv", "valgrind", weight="common")

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import shutil
 
 import pytest
 import yaml
-from conftest import DATA, report_text, run_campaign
+from conftest import DATA, needs_two_cpus, report_text, run_campaign
 from likwid_machine import FakedLikwid
+from optional_tools import requires
 
 from pinbench.place.domains import PlacementError
 from pinbench.place.user import UserPlacement, cpu_list, likwid_domains, likwid_pus, omp_places_pus
@@ -45,8 +44,7 @@ def _expressions(domains: dict[str, list[int]]) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("likwid-pin") is None or shutil.which("unshare") is None,
-                    reason="likwid-pin (Debian's likwid) or unshare is not installed")
+@requires("likwid-pin", "unshare")
 @pytest.mark.parametrize("spec", MACHINES)
 def test_likwid_expressions_select_what_likwid_pin_selects(spec, fake_mask, tmp_path):
     topo = load(spec)
@@ -134,7 +132,7 @@ def _campaign(work, placements: dict, strategies: list[str]):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+@needs_two_cpus
 def test_a_campaign_measures_its_own_placements_verified(tmp_path):
     work = _campaign(tmp_path / "work", {"backwards": {"omp_places": "{1},{0}"},
                                          "first-two": {"likwid": "N:0-1"}},

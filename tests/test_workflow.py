@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, campaign_command, report_text, run_campaign
+from optional_tools import COMPILERS
 
 from pinbench.measure.journal import read_lines
 from pinbench.place.symmetry import interchangeable
@@ -70,7 +71,7 @@ def experiments(rows: list[dict]) -> list[tuple[str, str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", COMPILERS)
 def test_tiny_campaign_end_to_end(tmp_path, cc):
     work = write_campaign(tmp_path, compiler={"cc": cc})
     plan = run_campaign(work, "-n")
