@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import slurm_cluster
 import yaml
 from optional_tools import need
 
@@ -27,6 +28,14 @@ def native_helpers() -> None:
     up to date): the tests use the launcher, the placement's libraries and the tracers."""
     said = []
     assert native.setup(said.append) == 0, "\n".join(said)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_leftover_test_cluster() -> None:
+    """No test cluster's configuration left in /etc/slurm by a killed session
+    (:func:`slurm_cluster.clear_leftover`)."""
+    if os.geteuid() == 0:
+        slurm_cluster.clear_leftover()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -33,6 +33,21 @@ def why_not() -> str | None:
     return None
 
 
+def clear_leftover() -> None:
+    """Remove the link to a test cluster's configuration that a killed test session left in
+    /etc/slurm (the cluster is gone): with it, every ``scontrol`` on this host waits 10 s for a
+    controller that never answers, and so does every Snakemake start (its SLURM plugin asks)."""
+    if not DEFAULT_CONF.is_symlink() or "pytest-of-" not in (conf := os.readlink(DEFAULT_CONF)):
+        return
+    for entry in os.listdir("/proc"):  # a cluster of another session, still running: kept
+        try:
+            if entry.isdigit() and conf.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                return
+        except OSError:
+            continue
+    DEFAULT_CONF.unlink()
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
