@@ -127,3 +127,10 @@ def test_a_campaign_without_any_optional_tool_ends_with_its_report(tmp_path):
                            text=True, timeout=300)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_a_helper_never_built_is_a_set_up_to_do_not_a_missing_tool(tmp_path, monkeypatch):
+    """Only what ``pinbench setup`` could not build here is left out; with no helper built at
+    all, the campaign stops in the job that needs one (``run pinbench setup``)."""
+    monkeypatch.setenv(native.NATIVE_DIR_VARIABLE, str(tmp_path / "never-built"))
+    assert optional.left_out(campaign(), [machine("here", (1, 2))]) == {}

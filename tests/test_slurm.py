@@ -104,8 +104,8 @@ def test_an_unknown_partition_leaves_that_machine_out_in_one_line(cluster, tmp_p
     write_campaign(tmp_path, cluster, partition="nosuchpartition")
     proc = subprocess.run(on_slurm(tmp_path, "-n"), cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert ("pinbench: machine node: SLURM has no partition 'nosuchpartition'; its work is left "
-            "out of this call") in proc.stderr
+    assert ("pinbench: machine node left out: SLURM has no partition 'nosuchpartition' "
+            "(nothing of it is built, measured or reported in this call)") in proc.stderr
     assert "results/cluster/here/runs" in proc.stdout and "results/cluster/node/" not in proc.stdout
 
 

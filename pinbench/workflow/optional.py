@@ -53,12 +53,15 @@ class LeftOut:
 
 
 def helper_missing(name: str) -> str | None:
-    """Why pinbench's C helper ``name`` cannot be used here (not built, and why; stale), or
-    None when it can."""
+    """Why pinbench's C helper ``name`` could not be built on this machine (``pinbench
+    setup`` found a tool missing), or None when it is built. A helper never built, or out of
+    date, is no missing tool but a set-up to do: None too, and the job that needs it stops in
+    the one line of :class:`pinbench.native.NotBuilt` (``run pinbench setup``)."""
     try:
         native.built(name)
     except native.NotBuilt as exc:
-        return str(exc)
+        return str(exc) if "not_built" in native.read_manifest(native.native_dir()).get(
+            name, {}) else None
     return None
 
 
