@@ -72,12 +72,16 @@ PLANNED = [m for m in MACHINES.values() if not m.measure]
 LEFT_OUT |= optional.left_out(config, MACHINES.values())
 for part in LEFT_OUT.values():
     print(f"pinbench: {part.line()}", file=sys.stderr)
-if "metric" in LEFT_OUT:  # a counter this machine cannot count: the verdicts are on time
+# the campaign as this call runs it: without the explained runs, or with the verdicts on
+# time, when the tool or the counter is missing
+if "explain" in LEFT_OUT:
+    config["explain"] = None
+if "metric" in LEFT_OUT:
     config["metric"] = "time"
 TRACING = campaign.traces(config) and "tracing" not in LEFT_OUT
 #: Why the campaign's cells have no affinity matrix when its tracer is missing (None: traced).
 UNTRACED = LEFT_OUT["tracing"].why if "tracing" in LEFT_OUT else None
-EXPLAIN = bool(config["explain"]) and "explain" not in LEFT_OUT
+EXPLAIN = bool(config["explain"])
 # the measure rule's second output: the explained runs (OMPT), when the campaign asks
 EXPLAINED_OUTPUT = (
     {"explained": LAYOUT.explained("{machine}", "{bench}", "{n}")} if EXPLAIN else {}
