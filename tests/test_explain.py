@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, compile_c, ompt_tool, report_text, run_record
-from conftest import run_campaign
+from conftest import helper, run_campaign
 
 from pinbench.measure.explain import explain_environment, read_record
 from pinbench.measure.job import T1_RUN
@@ -336,6 +336,7 @@ def test_explain_config_defaults_and_refusals(tmp_path):
 
 @pytest.mark.slow
 def test_campaign_with_explained_runs(tmp_path):
+    helper("ompt")  # without the OMPT tool the campaign leaves explain out (test_missing_tools)
     plain = tmp_path / "plain.c"
     plain.write_text('#include <stdio.h>\nint main(void){puts("validation: OK");return 0;}\n')
     config = {

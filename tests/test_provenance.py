@@ -98,7 +98,8 @@ def test_a_wheel_and_an_sdist_built_from_a_checkout_carry_its_commit(tmp_path):
     that commit."""
     source = tmp_path / "src"
     listed = git(ROOT, "ls-files", "--cached", "--others", "--exclude-standard", "--",
-                 "pyproject.toml", "setup.py", "README.md", "LICENSE", "pinbench").splitlines()
+                 "pyproject.toml", "setup.py", "README.md", "LICENSE", ".gitignore",
+                 "pinbench").splitlines()
     for name in listed:
         if (ROOT / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)

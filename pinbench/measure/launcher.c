@@ -49,7 +49,8 @@
  * after the reaping and closes them. They are opened anew for every run: an event kept open
  * stops counting after its second inheriting child (Linux 6.1: a child's enable-on-exec
  * leaves the next ones off). Software events always (root, or perf_event_paranoid allowing them,
- * else without the kernel's share); hardware events where the machine exposes them (not in
+ * else without the kernel's share, but for the events counted in the kernel alone, context
+ * switches and CPU migrations, which are then refused rather than counted as 0); hardware events where the machine exposes them (not in
  * most virtual machines: the reply says why a counter is missing, with its errno). Energy,
  * where the kernel has RAPL's powercap files (and to root): energy_uj, the packages' energy
  * from before the clone to after the reaping, machine-wide (the program's, the launcher's and
@@ -141,16 +142,17 @@ struct counter {
     const char *name;
     uint32_t type;
     uint64_t config;
+    int kernel_only;           /* counted in the kernel alone: its user-space share is 0 */
     int fd, error;             /* the run's event, or -1 and the errno of perf_event_open */
 };
 static struct counter COUNTERS[] = {
-    {"task_clock_ns", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, -1, 0},
-    {"context_switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, -1, 0},
-    {"cpu_migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, -1, 0},
-    {"page_faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, -1, 0},
-    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, -1, 0},
-    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, -1, 0},
-    {"llc_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, -1, 0},
+    {"task_clock_ns", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 0, -1, 0},
+    {"context_switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 1, -1, 0},
+    {"cpu_migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, 1, -1, 0},
+    {"page_faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, 0, -1, 0},
+    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0, -1, 0},
+    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 0, -1, 0},
+    {"llc_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, 0, -1, 0},
 };
 #define N_COUNTERS (sizeof COUNTERS / sizeof *COUNTERS)
 
@@ -205,7 +207,9 @@ static void counters_open(void)
         a.inherit = 1;
         a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
         int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-        if (fd < 0 && (errno == EACCES || errno == EPERM)) { /* the user's share alone */
+        /* the user's share alone (perf_event_paranoid 2, not root); an event counted in the
+         * kernel alone would count 0 there, so it stays refused */
+        if (fd < 0 && (errno == EACCES || errno == EPERM) && !COUNTERS[i].kernel_only) {
             a.exclude_kernel = 1;
             a.exclude_hv = 1;
             fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
