@@ -11,7 +11,10 @@
   VALGRIND_LIB folder beside links to the stock tools;
 - ``ompt`` (trace/pintools/ompt/pinbench_ompt.c): the explained runs' OMPT tool for LLVM's
   libomp, beside a folder whose ``libgomp.so.1`` is libomp;
-- ``pin`` (trace/pintools/pin/): the Intel Pin tracer's tool.
+- ``pin`` (trace/pintools/pin/): the Intel Pin tracer's tool;
+- ``rebind`` (measure/rebind.c): the shim that re-binds threads per parallel region
+  (:mod:`pinbench.measure.rebind`), preloaded in the runs of per-region placements; setup
+  also measures the cost of a re-binding with it (:func:`pinbench.measure.rebind.calibrate`).
 
 **Where.** Never in the package's folders, which may be read-only: in
 ``<sys.prefix>/lib/pinbench/native/`` (the virtual environment pinbench is installed in), or
@@ -165,6 +168,12 @@ def _library(stem: str) -> Callable[[], Recipe]:
     return recipe
 
 
+def _rebind() -> Recipe:
+    return Recipe(((c_compiler(), *LIBRARY_FLAGS, "-fvisibility=hidden", "-o",
+                    "libpinbench_rebind.so", str(PACKAGE / "measure" / "rebind.c"), "-ldl",
+                    "-pthread"),))
+
+
 def _tsan() -> Recipe:
     cc = _which("gcc", "cc", "clang")
     if cc is None:
@@ -281,6 +290,8 @@ HELPERS = {helper.name: helper for helper in (
     Helper("pin", "the Pin tool", ("trace/pintools/pin/pinbench.cpp", "trace/pintools/pin/makefile",
                                    "trace/pintools/pin/makefile.rules", "trace/pintools/pb_core.h"),
            "pinbench.so", _pin, optional=True),
+    Helper("rebind", "the re-binding shim", ("measure/rebind.c",), "libpinbench_rebind.so",
+           _rebind, optional=True),
 )}
 
 
@@ -395,6 +406,10 @@ def setup(say: Callable[[str], None] = print) -> int:
             if old.is_dir() and old.name not in kept and (
                     _BUILD_FOLDER.fullmatch(old.name) or old.name.startswith(".")):
                 shutil.rmtree(old, ignore_errors=True)
+        if "path" in manifest["rebind"]:
+            from pinbench.measure import rebind  # ctypes: only when the shim is built
+
+            rebind.calibrate(folder / manifest["rebind"]["path"], folder, say)
     said = [f"built {', '.join(done)}"] if done else []
     said += [f"up to date: {', '.join(up_to_date)}"] if up_to_date else []
     if said:

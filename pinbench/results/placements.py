@@ -20,6 +20,11 @@ the plan and the report as a :class:`Placement`. Its fields:
 - ``left_out``: where the cell's trace failed, a strategy that needs the affinity matrix has no
   placement (``pus`` None) but this one line saying why, and is not measured there
   (:mod:`pinbench.results.traces`; absent otherwise);
+- ``regions`` (``per-region``): the parallel regions placed on their own, each
+  ``{"key": ..., "where": ..., "pus": [...]}`` (``key``: the region's call site,
+  ``<module>+0x<file address>``; ``where``: its source location in words; ``pus``: thread
+  i's PU in that region); ``pus`` is then the placement of everything else. Measured with
+  the re-binding shim (:mod:`pinbench.measure.rebind`); absent otherwise;
 - ``format``: the file's version (:mod:`pinbench.results.formats`).
 
 The lowest object each pair of threads shares is not stored (N x N strings: 445 MB for a
@@ -87,6 +92,8 @@ class Placement:
     #: why the strategy has no placement in this cell (its trace failed: it needs the
     #: matrix), so is not measured there (:mod:`pinbench.results.traces`); None: placed
     left_out: str | None = None
+    #: the regions placed on their own (``per-region``): key, where, pus; None: no region
+    regions: list[dict] | None = None
 
     @property
     def per_repetition(self) -> bool:
@@ -147,6 +154,8 @@ class Placement:
             data.update(policy=self.policy, places_by_runtime=self.places_by_runtime)
         if self.left_out:
             data["left_out"] = self.left_out
+        if self.regions:
+            data["regions"] = self.regions
         return data
 
     @classmethod

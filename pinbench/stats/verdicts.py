@@ -96,17 +96,18 @@ def experiments(records: list[RunRecord], key: PlacementKey,
     draw per run; a runtime's policy, bound by the runtime) is an experiment of its own.
     """
     rank = {strategy: k for k, strategy in enumerate(order)}
-    plans: dict[str, set[str]] = {}
+    plans: dict[str, set[tuple[str, str]]] = {}  # strategy -> its runs' (pus, regions)
     stood_for: dict[str, list[str]] = {}  # measured once for these too (the runs say so)
     for record in sorted(records, key=lambda r: rank.get(r.strategy, len(rank))):
-        plans.setdefault(record.strategy, set()).add(record.pus)
+        plans.setdefault(record.strategy, set()).add((record.pus, record.regions))
         stood_for.setdefault(record.strategy, record.stands_for.split())
     keys: dict[str, Hashable | None] = {}
-    for strategy, pus in plans.items():
-        # a runtime's policy (its places' PUs, or threads bound by the runtime) stands alone
-        fixed = len(pus) == 1 and next(iter(pus)) != "" and strategy not in POLICY_NAMES
-        keys[strategy] = key(records[0].machine, tuple(map(int, next(iter(pus)).split()))) \
-            if fixed else None
+    for strategy, planned in plans.items():
+        pus, regions = next(iter(planned))
+        # a runtime's policy (its places' PUs, or threads bound by the runtime) stands alone,
+        # and so does a placement per region
+        fixed = len(planned) == 1 and pus != "" and not regions and strategy not in POLICY_NAMES
+        keys[strategy] = key(records[0].machine, tuple(map(int, pus.split()))) if fixed else None
     first = same_as(keys)
     groups: dict[str, Experiment] = {}
     for strategy, ident in keys.items():

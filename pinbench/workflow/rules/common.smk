@@ -24,6 +24,7 @@ try:
     from pinbench.workflow import optional, places, rule_bodies, rule_settings, snakemake_adapter
     from pinbench.workflow import tracecache
     from pinbench.workflow.building import generated_files
+    from pinbench.measure.rebind import REBOUND_STRATEGIES
     from pinbench.stats import analyse as stats_analysis, explain as stats_explain
     from pinbench.stats import models as stats_models
 except ImportError as exc:
@@ -66,7 +67,6 @@ for name, problem in places.unreachable(MACHINES.values()).items():
 PLACES = places.places(MACHINES.values())
 LAYOUT = Layout.of(config["campaign"])
 PY = shlex.quote(sys.executable)
-STRATEGIES = config["strategies"]
 MEASURED = [m for m in MACHINES.values() if m.measure]
 PLANNED = [m for m in MACHINES.values() if not m.measure]
 LEFT_OUT |= optional.left_out(config, MACHINES.values())
@@ -78,6 +78,9 @@ if "explain" in LEFT_OUT:
     config["explain"] = None
 if "metric" in LEFT_OUT:
     config["metric"] = "time"
+if "per-region" in LEFT_OUT:
+    config["strategies"] = [s for s in config["strategies"] if s not in REBOUND_STRATEGIES]
+STRATEGIES = config["strategies"]
 TRACING = campaign.traces(config) and "tracing" not in LEFT_OUT
 #: Why the campaign's cells have no affinity matrix when its tracer is missing (None: traced).
 UNTRACED = LEFT_OUT["tracing"].why if "tracing" in LEFT_OUT else None
