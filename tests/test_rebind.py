@@ -97,7 +97,8 @@ def test_a_cpu_the_machine_refuses_is_a_mismatch_in_one_line(programs, tmp_path)
 
 def test_a_program_that_leaves_no_record_is_missing():
     assert rebind.check(None, [0, 1], []) == (
-        "missing", "the re-binding shim wrote no record (the program did not exit normally?)")
+        "missing", "the re-binding shim wrote no record (the program ran no parallel region, "
+        "or did not exit normally)")
     team = rebind.Record({"p+0x1": ("default", 1)}, [rebind.Sample("p+0x1", 0, 0, 3, 0, 0, 1, 0, 0)])
     assert rebind.check(team, [0, 1], []) == ("threads", "region p+0x1 ran 3 threads, 2 planned")
 

@@ -8,6 +8,9 @@
   beside the measuring process;
 - :mod:`~pinbench.measure.verify`: each thread's reported binding (at one thread, also the
   kernel's at exit) against the plan, of the program or of the OpenMP processes below a wrapper;
+- :mod:`~pinbench.measure.rebind`: a placement per parallel region: the re-binding shim's
+  plan (``rebind.c``, preloaded), its record checked against the plan, the cost of a re-binding;
+- :mod:`~pinbench.measure.tool_files`: the files a library loaded into a run writes for it;
 - :mod:`~pinbench.measure.workdir`: the folder each run starts in (a job's scratch folder);
 - :mod:`~pinbench.measure.journal`: the fsynced journal, so a killed job loses nothing;
 - :mod:`~pinbench.measure.lock`: the machine-wide lock, one measurement at a time;

@@ -28,7 +28,8 @@
  * A thread already bound to that CPU by the shim makes no call. Nested regions (started inside
  * a region) and teams constructs are left alone; threads beyond the plan are not bound.
  *
- * Record (PINBENCH_REBIND_OUT names the file), written when the program exits:
+ * Record (PINBENCH_REBIND_OUT names the file), written when the program exits, by a process
+ * that ran a parallel region (of several, the last to exit):
  *   "pinbench-rebind 1"
  *   "region KEY PLAN INSTANCES": each call site seen, in the order first seen, PLAN its key
  *     when chosen, else "default";
@@ -285,7 +286,8 @@ static void enter(struct site *s, uint64_t instance, int index, int team)
 
 __attribute__((destructor)) static void finish(void)
 {
-    if (!n_plans || !out_path[0])
+    /* a process that ran no region (a wrapper around the program) leaves the file alone */
+    if (!n_plans || !out_path[0] || !atomic_load(&n_sites))
         return;
     char part[4200];
     snprintf(part, sizeof part, "%s.part", out_path);

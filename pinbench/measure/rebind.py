@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pinbench import native
+from pinbench.measure import tool_files
 from pinbench.results.runs import MISMATCH, MISSING, THREADS, VERIFIED
 
 #: The variables naming the run's plan and the shim's record.
@@ -39,9 +40,9 @@ PLAN_VARIABLE, OUT_VARIABLE = "PINBENCH_REBIND_PLAN", "PINBENCH_REBIND_OUT"
 DEFAULT = "default"
 #: Where ``pinbench setup`` keeps the measured cost, in the helpers' folder.
 COST_FILE = "rebind_cost.json"
-#: Seconds per ``sched_setaffinity`` when not calibrated: a call that moves the thread to
-#: another CPU costs a few microseconds on Linux (2-4 us measured on x86 machines,
-#: docs/performance.md), rounded up.
+#: Seconds per ``sched_setaffinity`` when not calibrated: an assumption, a system call and a
+#: switch to an idle CPU; under load a call that moves the thread costs far more (21-170 us
+#: measured on a loaded 2-core VM: docs/performance.md), which is why setup measures it.
 DEFAULT_COST_S = 5e-6
 #: Calibration: calls per batch, batches (the median is kept).
 CALLS, BATCHES = 200, 5
@@ -157,17 +158,8 @@ def parse_record(text: str) -> Record | None:
 def read_record(path: str) -> Record | None:
     """The shim's record of a run (None when it wrote none: the program did not exit
     normally, or did not load the shim); the file is removed once read."""
-    try:
-        with open(path) as handle:
-            return parse_record(handle.read())
-    except OSError:
-        return None
-    finally:
-        for leftover in (path, path + ".part"):
-            try:
-                os.unlink(leftover)
-            except OSError:
-                pass
+    text = tool_files.take(path)
+    return parse_record(text) if text is not None else None
 
 
 def check(record: Record | None, pus: list[int], regions: list[dict]) -> tuple[str, str]:
@@ -183,7 +175,8 @@ def check(record: Record | None, pus: list[int], regions: list[dict]) -> tuple[s
     'mismatch'
     """
     if record is None:
-        return MISSING, "the re-binding shim wrote no record (the program did not exit normally?)"
+        return MISSING, ("the re-binding shim wrote no record (the program ran no parallel "
+                         "region, or did not exit normally)")
     if not record.samples:
         return MISSING, "the re-binding shim saw no parallel region"
     plans = {DEFAULT: pus} | {region["key"]: region["pus"] for region in regions}

@@ -93,7 +93,8 @@ def experiments(records: list[RunRecord], key: PlacementKey,
     A strategy whose runs all planned one PU list is identified by ``key`` of that list, and
     is one experiment with the strategies of the same key
     (:func:`pinbench.place.symmetry.same_as`); any other (``os``, not bound; ``random``, a
-    draw per run; a runtime's policy, bound by the runtime) is an experiment of its own.
+    draw per run; a runtime's policy, bound by the runtime; a placement per region, whose runs
+    name ``regions``) is an experiment of its own.
     """
     rank = {strategy: k for k, strategy in enumerate(order)}
     plans: dict[str, set[tuple[str, str]]] = {}  # strategy -> its runs' (pus, regions)
