@@ -17,7 +17,7 @@ from test_missing_tools import campaign, machine, manifest_without
 
 from pinbench import native
 from pinbench.measure import rebind
-from pinbench.measure.job import measure_one
+from pinbench.measure.job import measure_one, run_job
 from pinbench.results.runs import RunRecord, read_runs, write_runs
 from pinbench.stats.verdicts import experiments
 from pinbench.workflow import optional
@@ -45,13 +45,13 @@ def region_keys(binary: Path, tmp_path: Path) -> list[str]:
 
 
 def per_region(binary: Path, tmp_path: Path, b_pus: list[int]):
-    """A job of one placement putting region A's threads on the first two CPUs, region B's
-    on ``b_pus``, the rest of the program on the first two; and its regions."""
-    a, b = region_keys(binary, tmp_path)
-    regions = [{"key": a, "where": "two_regions.c:13", "pus": TWO_PUS},
-               {"key": b, "where": "two_regions.c:19", "pus": b_pus}]
+    """A job of one placement putting region B's threads on ``b_pus``, the rest of the
+    program (region A) on the first two CPUs; and its regions."""
+    _, b = region_keys(binary, tmp_path)
+    regions = [{"key": b, "where": "two_regions.c:19", "pus": b_pus}]
     plan = dataclasses.replace(placement("per-region", TWO_PUS), regions=regions)
-    return job(binary, {"per-region": plan}, argv=[str(binary), str(REPS)]), regions
+    return job(binary, {"per-region": plan}, argv=[str(binary), str(REPS)],
+               quiet={"threshold": 0.1, "max_wait_s": 0.0}), regions
 
 
 def printed_cpus(stdout: str) -> dict[str, set[tuple[int, int]]]:
@@ -67,11 +67,14 @@ def printed_cpus(stdout: str) -> dict[str, set[tuple[int, int]]]:
 @needs_two_cpus
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 def test_each_region_runs_on_its_own_placement_and_is_verified(programs, tmp_path, cc):
-    """gcc: the GOMP_parallel wrapper; clang: OMPT under libomp. Region A on (0, 1), region
-    B on (1, 0): the program's own sched_getcpu per region, the shim's samples, the record."""
+    """gcc: the GOMP_parallel wrapper; clang: OMPT under libomp. Region B on (1, 0), region A
+    (not chosen) back on the whole-program (0, 1) at each of its starts: the program's own
+    sched_getcpu per region, the shim's samples, the record."""
     swapped = TWO_PUS[::-1]
     spec, regions = per_region(programs[cc], tmp_path, swapped)
-    row = measure_one(spec, "per-region", 0, 0)
+    [row] = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
+                    lambda line: None)
+    assert read_runs([tmp_path / "t.csv"]) == [row]
     assert row.ok and row.verification == "ok", row
     assert row.regions == rebind.format_regions(regions) and row.rebind_note == ""
     assert row.region_instances == 2 * REPS and row.rebind_checked == 2 * 2 * REPS
