@@ -16,7 +16,7 @@ record's fields (:func:`fields`).
 The cost of a re-binding (:func:`rebind_cost_s`) is measured by ``pinbench setup`` once per
 build of the shim (:func:`calibrate`) and kept beside the helpers' manifest, in
 :data:`COST_FILE`; without it, :data:`DEFAULT_COST_S`. The measuring process imports this
-module; it loads no library but ctypes, and that only in :func:`calibrate`.
+module: ctypes and statistics are imported by :func:`calibrate` alone.
 """
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ import itertools
 import json
 import os
 import shutil
-import statistics
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,7 +205,8 @@ def calibrate(shim: Path, folder: Path, say=print) -> dict | None:
     """Measure, with the built ``shim``, the seconds of one ``sched_setaffinity`` that moves
     a thread, and of one re-binding of a team as large as this process's CPUs; write them to
     ``folder``/:data:`COST_FILE` unless it holds this shim's already. One line says them."""
-    import ctypes  # the measuring process never calibrates
+    import ctypes  # the measuring process never calibrates: it imports neither
+    import statistics
 
     path = folder / COST_FILE
     try:
