@@ -149,6 +149,7 @@ typedef struct pb_tbl {
     int shift;           /* 64 - bits */
     int line_shift;      /* log2 line bytes */
     uint32_t tid;        /* the thread these counts belong to */
+    uint32_t region;     /* the parallel region they were made in (tsan, per region; else 0) */
     uint64_t mask;       /* 2^bits - 1 */
     uint64_t used;       /* occupied entries (pages) */
     uint64_t limit;      /* grow beyond this (load factor 1/2) */
@@ -187,6 +188,7 @@ static void pb_tbl_init(pb_tbl *t, uint32_t tid, int line_shift, int bits)
     t->arena = 0;
     t->arena_left = 0;
     t->tid = tid;
+    t->region = 0;
     t->ev = 0;
     t->next = 0;
 }
