@@ -17,6 +17,11 @@ the plan and the report as a :class:`Placement`. Its fields:
   the settings the run gets (``OMP_PROC_BIND``, ``OMP_PLACES``) in place of pinbench's
   binding, and ``places_by_runtime``, the PUs each runtime binds each thread to (``pus``:
   the first PU of each thread's place under libgomp, for drawings and J);
+- ``regions``: the per-region strategies' (``per-region``, :mod:`pinbench.place.per_region`)
+  parallel regions placed on their own, each ``{"key", "where", "pus"}`` (the region's key
+  and source location, :mod:`pinbench.results.regions`, and thread i's PU while it runs);
+  ``pus`` is then the whole program's placement, kept outside these regions (absent for
+  every other strategy, and in files written before regions existed);
 - ``left_out``: where the cell's trace failed, a strategy that needs the affinity matrix has no
   placement (``pus`` None) but this one line saying why, and is not measured there
   (:mod:`pinbench.results.traces`; absent otherwise);
@@ -87,6 +92,9 @@ class Placement:
     #: why the strategy has no placement in this cell (its trace failed: it needs the
     #: matrix), so is not measured there (:mod:`pinbench.results.traces`); None: placed
     left_out: str | None = None
+    #: ``per-region``: the regions placed on their own (``key``, ``where``, ``pus``); None:
+    #: every other strategy
+    regions: list[dict] | None = None
 
     @property
     def per_repetition(self) -> bool:
@@ -147,6 +155,8 @@ class Placement:
             data.update(policy=self.policy, places_by_runtime=self.places_by_runtime)
         if self.left_out:
             data["left_out"] = self.left_out
+        if self.regions is not None:
+            data["regions"] = self.regions
         return data
 
     @classmethod
