@@ -25,7 +25,7 @@ from pinbench.place.registry import STRATEGIES, Strategy, parse_strategy
 from pinbench.place.study import Memo
 from pinbench.place.user import UserPlacement
 from pinbench.results.placements import Placement, write_placement
-from pinbench.results.regions import Regions, read_regions, regions_path
+from pinbench.results.regions import Regions, RegionsError, read_regions, regions_path
 from pinbench.seeding import derive_seed
 from pinbench.topology import Topology, load
 
@@ -189,15 +189,25 @@ def write_placements(topology: str | Topology, threads: int, names: list[str],
     failed, :mod:`pinbench.results.traces`): the graph strategies are left out
     (:func:`left_out`), the others placed. ``oversubscribe``, ``placements``: as
     :func:`make_placement`'s. The strategies share their common steps (one
-    :class:`~pinbench.place.study.Memo`).
+    :class:`~pinbench.place.study.Memo`). The per-region strategies read the per-region trace
+    beside ``matrix`` (:func:`~pinbench.results.regions.regions_path`); where it is missing
+    or unusable they are left out, with its one line.
     """
     topo = load(topology) if isinstance(topology, str) else topology
     weights = None if matrix is None else read_matrix(matrix)
+    by_region = [name for name in names if parse_strategy(name, placements)[0].by_region]
+    regions, no_regions = None, no_matrix
+    if by_region and matrix is not None and not no_matrix:
+        try:
+            regions = read_regions(regions_path(matrix))
+        except RegionsError as exc:
+            no_regions = str(exc)
     memo = Memo()
-    made = [left_out(topo, name, threads, no_matrix)
-            if no_matrix and parse_strategy(name, placements)[0].needs_matrix
+    made = [left_out(topo, name, threads, no_regions if name in by_region else no_matrix)
+            if (no_matrix and parse_strategy(name, placements)[0].needs_matrix)
+            or (no_regions and name in by_region)
             else make_placement(topo, name, threads, seed, repetitions, weights, oversubscribe,
-                                memo, placements)
+                                memo, placements, regions)
             for name in names]
     for placement, path in zip(made, outputs, strict=True):
         Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -116,8 +116,10 @@ STRATEGIES: dict[str, Strategy] = {strategy.name: strategy for strategy in (
 )}
 #: Every name without a socket count, in the order above.
 NAMES = tuple(STRATEGIES)
-#: The application-sensitive strategies: they place threads by an affinity matrix.
-GRAPH = tuple(name for name, strategy in STRATEGIES.items() if strategy.needs_matrix)
+#: The application-sensitive strategies that place threads by one affinity matrix (the bases
+#: of the per-region strategies, :data:`BY_REGION`, which need the matrix too).
+GRAPH = tuple(name for name, strategy in STRATEGIES.items()
+              if strategy.needs_matrix and not strategy.by_region)
 #: The strategies that place by the per-region matrices.
 BY_REGION = tuple(name for name, strategy in STRATEGIES.items() if strategy.by_region)
 #: The strategies that may place more threads than PUs.
@@ -146,7 +148,7 @@ def parse_strategy(name: str, placements: Mapping[str, UserPlacement] | None = N
         return user_strategy(name, placements[name]), None
     for by_region in BY_REGION:
         base = name.removeprefix(f"{by_region}-")
-        if base != name and base in GRAPH and not STRATEGIES[base].by_region:
+        if base != name and base in GRAPH:
             return dataclasses.replace(STRATEGIES[by_region], name=name, base=base), None
     base, _, suffix = name.rpartition("-")
     if base in STRATEGIES and STRATEGIES[base].takes_sockets and re.fullmatch("[1-9][0-9]*", suffix):
