@@ -14,7 +14,9 @@ from conftest import ROOT, helper, need
 from pinbench.graph.objective import cost_matrix, objective
 from pinbench.place import per_region
 from pinbench.place.domains import PlacementError
-from pinbench.place.record import make_placement
+from pinbench.graph.matrix import write_matrix
+from pinbench.place.record import make_placement, write_placements
+from pinbench.results.placements import read_placement
 from pinbench.results.regions import (Region, Regions, RegionsError, distance, read_regions,
                                       regions_path, write_regions)
 from pinbench.topology import load
@@ -180,3 +182,19 @@ def test_the_rebinding_cost_is_read_from_setups_file_or_defaults(tmp_path):
     assert per_region.rebind_cost_s(tmp_path) == per_region.REBIND_COST_DEFAULT_S
     (tmp_path / per_region.REBIND_COST_FILE).write_text(json.dumps({"seconds_per_call": 2e-6}))
     assert per_region.rebind_cost_s(tmp_path) == 2e-6
+
+
+def test_the_placement_step_reads_the_regions_beside_the_matrix(tmp_path, phases):
+    whole, found, _ = phases
+    matrix = tmp_path / f"t{N}.csv"
+    write_matrix(whole, matrix)
+    names = ["hierarchical", "per-region", "phase-weighted-gp"]
+    outputs = [tmp_path / f"{name}.json" for name in names]
+    made = write_placements(TWO_SOCKETS, N, names, outputs, matrix=matrix)
+    assert made[0].left_out is None
+    assert all("no per-region trace" in p.left_out and "\n" not in p.left_out for p in made[1:])
+    write_regions(found, regions_path(matrix))
+    made = write_placements(TWO_SOCKETS, N, names, outputs, matrix=matrix)
+    assert [p.left_out for p in made] == [None, None, None]
+    assert read_placement(outputs[1]).regions == made[1].regions
+    assert "regions" not in json.loads(outputs[0].read_text())
