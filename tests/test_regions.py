@@ -6,6 +6,7 @@ import json
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,8 @@ from pinbench.place import per_region
 from pinbench.place.domains import PlacementError
 from pinbench.graph.matrix import write_matrix
 from pinbench.place.record import make_placement, write_placements
+from pinbench.report.regions_section import regions_sections
+from pinbench.results.layout import Layout
 from pinbench.results.placements import read_placement
 from pinbench.results.regions import (Region, Regions, RegionsError, distance, read_regions,
                                       regions_path, write_regions)
@@ -198,3 +201,24 @@ def test_the_placement_step_reads_the_regions_beside_the_matrix(tmp_path, phases
     assert [p.left_out for p in made] == [None, None, None]
     assert read_placement(outputs[1]).regions == made[1].regions
     assert "regions" not in json.loads(outputs[0].read_text())
+
+
+def test_the_report_lists_the_regions_with_their_distance_to_the_whole_program(tmp_path,
+                                                                                  phases):
+    whole, found, _ = phases
+    layout = Layout(str(tmp_path))
+    matrix = Path(layout.matrix("here", "phases", N))
+    matrix.parent.mkdir(parents=True)
+    write_matrix(whole, matrix)
+    other = Path(layout.matrix("here", "other", 2))  # no regions file: no section
+    other.parent.mkdir(parents=True)
+    write_matrix(whole[:2, :2], other)
+    assert regions_sections(layout, "here") == []
+    write_regions(found, regions_path(matrix))
+    [section] = regions_sections(layout, "here")
+    assert (section["benchmark"], section["threads"], len(section["rows"])) == ("phases", N, 3)
+    a, b = phase_regions(found)
+    rows = {row["key"]: row for row in section["rows"]}
+    for region in (a, b):  # each phase holds about half of the whole program's sharing
+        assert 0.4 < rows[region.key]["distance"] < 0.6
+        assert rows[region.key]["where"] == region.where
