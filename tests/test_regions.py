@@ -24,6 +24,7 @@ from pinbench.results.regions import (Region, Regions, RegionsError, distance, r
                                       regions_path, write_regions)
 from pinbench.topology import load
 from pinbench.trace.build import TraceError, traced_build_flags
+from pinbench.trace.callsites import carry, fork_calls
 from pinbench.trace.run import trace
 
 #: two sockets of two L2 caches, each shared by two cores (8 PUs)
@@ -222,3 +223,22 @@ def test_the_report_lists_the_regions_with_their_distance_to_the_whole_program(t
     for region in (a, b):  # each phase holds about half of the whole program's sharing
         assert 0.4 < rows[region.key]["distance"] < 0.6
         assert rows[region.key]["where"] == region.where
+
+
+def test_the_regions_are_carried_to_the_measured_build(tmp_path, phases):
+    _, found, traced = phases
+    measured = tmp_path / "phases"
+    subprocess.run(["gcc", "-O2", "-fopenmp", str(ROOT / "benchmarks" / "phases.c"), "-o",
+                    str(measured), "-lm"], check=True)
+    calls = fork_calls(measured)
+    assert list(calls) == ["main"] and len(calls["main"]) == 3
+    carried, lost = carry(found, traced, measured)
+    assert lost == []
+    assert [r.key for r in carried.regions] == [f"phases+0x{a:x}" for a in calls["main"]]
+    assert [r.matrix for r in carried.regions] == [r.matrix for r in found.regions]
+    # a measured build with another number of regions in main: none carried, each said
+    other = tmp_path / "other.c"
+    other.write_text("int main(void) {\n#pragma omp parallel\n{}\nreturn 0; }\n")
+    subprocess.run(["gcc", "-fopenmp", str(other), "-o", str(measured)], check=True)
+    carried, lost = carry(found, traced, measured)
+    assert carried.regions == [] and len(lost) == 3 and "phases.c:" in lost[0]

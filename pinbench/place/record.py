@@ -28,6 +28,8 @@ from pinbench.results.placements import Placement, write_placement
 from pinbench.results.regions import Regions, RegionsError, read_regions, regions_path
 from pinbench.seeding import derive_seed
 from pinbench.topology import Topology, load
+from pinbench.trace.build import TraceError
+from pinbench.trace.callsites import carry
 
 
 def wrapped(pus: list[int], threads: int) -> list[int]:
@@ -177,7 +179,8 @@ def write_placements(topology: str | Topology, threads: int, names: list[str],
                      log: Path | None = None, matrix: Path | None = None,
                      oversubscribe: bool = False,
                      placements: dict[str, UserPlacement] | None = None,
-                     no_matrix: str | None = None) -> list[Placement]:
+                     no_matrix: str | None = None,
+                     binaries: tuple[Path | str, Path | str] | None = None) -> list[Placement]:
     """Compute each named strategy's placement and write it to the matching path of ``outputs``.
 
     ``topology``: a topology spec (:func:`pinbench.topology.load`), or one already loaded.
@@ -191,16 +194,21 @@ def write_placements(topology: str | Topology, threads: int, names: list[str],
     :func:`make_placement`'s. The strategies share their common steps (one
     :class:`~pinbench.place.study.Memo`). The per-region strategies read the per-region trace
     beside ``matrix`` (:func:`~pinbench.results.regions.regions_path`); where it is missing
-    or unusable they are left out, with its one line.
+    or unusable they are left out, with its one line. ``binaries``: (traced, measured), the
+    two builds of the program, when they differ: the regions are carried from the first to
+    the second (:func:`pinbench.trace.callsites.carry`; those that cannot be are not placed
+    on their own, and ``log`` says so).
     """
     topo = load(topology) if isinstance(topology, str) else topology
     weights = None if matrix is None else read_matrix(matrix)
     by_region = [name for name in names if parse_strategy(name, placements)[0].by_region]
-    regions, no_regions = None, no_matrix
+    regions, no_regions, lost = None, no_matrix, []
     if by_region and matrix is not None and not no_matrix:
         try:
             regions = read_regions(regions_path(matrix))
-        except RegionsError as exc:
+            if binaries:
+                regions, lost = carry(regions, *binaries)
+        except (RegionsError, TraceError) as exc:
             no_regions = str(exc)
     memo = Memo()
     made = [left_out(topo, name, threads, no_regions if name in by_region else no_matrix)
@@ -213,5 +221,7 @@ def write_placements(topology: str | Topology, threads: int, names: list[str],
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_placement(placement, path)
     if log:
-        Path(log).write_text("".join(placement.line() + "\n" for placement in made))
+        Path(log).write_text("".join([*(placement.line() + "\n" for placement in made),
+                                      *(f"region not placed on its own: {why}\n"
+                                        for why in lost)]))
     return made
