@@ -35,7 +35,10 @@ N = 8
 @pytest.fixture(scope="module")
 def phases(tmp_path_factory):
     """phases.c built for the tsan tracer (with debug information), traced per region with
-    8 threads on a tiny input: (the whole program's matrix, its regions, the binary)."""
+    8 threads on a tiny input: (the whole program's matrix, its regions, the binary). The
+    weight is ``parallel-min``: a thread spinning at its pair's barrier reads its partner's
+    counter as often as the machine's load makes it wait, which ``common`` would count and
+    ``min`` does not (the barrier's lines weigh what their owner wrote)."""
     helper("tsan")
     need("gcc")
     out = tmp_path_factory.mktemp("phases")
@@ -45,8 +48,8 @@ def phases(tmp_path_factory):
                  "-o", str(obj)], ["gcc", str(obj), *ldflags, "-lm", "-o", str(binary)]):
         subprocess.run(cmd, check=True, capture_output=True)
     csv = out / f"t{N}.csv"
-    trace([str(binary), "kib=16", "jobs=8", "rounds=4"], N, csv, regions=regions_path(csv),
-          stdout=subprocess.DEVNULL)
+    trace([str(binary), "kib=16", "jobs=8", "rounds=4"], N, csv, weight="parallel-min",
+          regions=regions_path(csv), stdout=subprocess.DEVNULL)
     return np.loadtxt(csv, delimiter=","), read_regions(regions_path(csv)), binary
 
 
@@ -71,11 +74,11 @@ def test_the_regions_resolve_to_phases_c_and_their_matrices_hold_the_planted_pai
         m = np.asarray(region.matrix)
         on_planted = sum(m[i][j] for i, j in planted)
         assert on_planted / np.triu(m, 1).sum() > 0.99, region.where
-        assert 0.3 < region.access_share < 0.7
+    assert a.access_share + b.access_share > 0.9  # the start-up region is small
     assert distance(a.matrix, b.matrix) > 0.95
     # the whole program's matrix holds both patterns, and lines that one thread touches in
-    # phase A and another in phase B (the barriers' progress counters), which no region has
-    assert sum(whole[i][j] for i, j in pairs_a | pairs_b) / np.triu(whole, 1).sum() > 0.9
+    # phase A and another in phase B (the barriers' progress counters: 11%), which no region has
+    assert sum(whole[i][j] for i, j in pairs_a | pairs_b) / np.triu(whole, 1).sum() > 0.8
     assert sum(r.access_share for r in found.regions) == pytest.approx(1, abs=0.001)
 
 
@@ -108,8 +111,10 @@ def test_the_per_region_plan_beats_the_best_single_placement_on_two_sockets(phas
         dataclasses.replace(r, time_share=share, time_s=share * 10.0)
         for r, share in zip(found.regions, (0.02, 0.49, 0.49), strict=True)])
     plan = make_placement(topo, "per-region", N, matrix=whole, regions=timed)
-    # the whole program's placement serves one phase; the other is re-bound
-    assert len(plan.regions) == 1 and plan.regions[0]["key"] in {r.key for r in timed.regions}
+    # the phases are re-bound, or one of them where the whole program's placement serves the
+    # other; the start-up region (2% of the time) never
+    assert {r["key"] for r in plan.regions} <= {r.key for r in phase_regions(timed)}
+    assert plan.regions
     own = {r["key"]: r["pus"] for r in plan.regions}
     weighted = per_region.time_weighted(timed)
     plan_j = sum(objective(topo, m, own.get(r.key, plan.pus))

@@ -22,8 +22,9 @@ from pathlib import Path
 from pinbench.results.regions import Regions, region_key
 from pinbench.trace.build import TraceError
 
-#: a call into a parallel entry point (pintools/tsan_rt.c, "PB_FORK"), directly or by the PLT
-_FORK_CALL = re.compile(r"\scall\w*\s+[0-9a-f]+ <(GOMP_parallel\w*)(@plt)?>")
+#: a call into a parallel entry point, by the PLT or (a traced build) to the tsan runtime's
+#: wrapper of it (pintools/tsan_rt.c, "PB_FORK")
+_FORK_CALL = re.compile(r"\scall\w*\s+[0-9a-f]+ <(__wrap_)?GOMP_parallel\w*(@plt)?>")
 _FUNCTION = re.compile(r"^([0-9a-f]+) <(.+)>:$")
 _INSTRUCTION = re.compile(r"^\s+([0-9a-f]+):")
 

@@ -33,9 +33,10 @@
  *                             there the list of regions (JSON), each region's matrix and
  *                             sidecar beside it (PATH.<k>.csv, PATH.<k>.json)
  *   A bad value stops the program at start-up with one line on stderr, status 2.
- * - Per region (PINBENCH_TRACE_REGIONS): the runtime defines libgomp's parallel entry
- *   points (GOMP_parallel and its loop, sections and reductions forms), which the
- *   program's own calls reach, and calls libgomp's through dlsym(RTLD_NEXT).  A region is
+ * - Per region (PINBENCH_TRACE_REGIONS): the link flags send the program's calls of
+ *   libgomp's parallel entry points (GOMP_parallel and its loop, sections and reductions
+ *   forms) to the wrappers here (-Wl,--wrap=GOMP_parallel...), which call libgomp's
+ *   (__real_GOMP_parallel...; libomp's GOMP layer defines them too).  A region is
  *   the return address of that call; the calling thread says which region is open (one
  *   shared variable, read at every instrumented function entry, so nested regions count
  *   towards the innermost one that was opened last), and a thread's tables are kept per
@@ -51,7 +52,6 @@
  * with -fsanitize=thread.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stddef.h>
@@ -444,14 +444,6 @@ static int pb_instrumented;
 
 /* ------------------------------------------------------------------ per region: the fork calls */
 
-static void *pb_next(const char *name)
-{
-    void *f = dlsym(RTLD_NEXT, name);
-    if (!f)
-        pb_die("no OpenMP runtime defines", name);
-    return f;
-}
-
 /* the region of fork call site `ra` (registered when new; 0 beyond PB_MAX_REGIONS) */
 static int pb_region_of(uintptr_t ra)
 {
@@ -501,17 +493,18 @@ static void pb_region_end(int prev, uint64_t t0)
 }
 
 /* libgomp's parallel entry points (gcc; libomp's GOMP layer too), as the program calls
- * them: each opens the region of its call site around libgomp's own */
+ * them (-Wl,--wrap=NAME: pinbench/trace/build.py, TSAN_WRAPPED): each opens the region
+ * of its call site around libgomp's own, __real_NAME.  The references to __real_NAME
+ * also keep the OpenMP runtime among the program's libraries when it calls nothing else
+ * of it (gcc links libgomp --as-needed). */
 typedef void (*pb_fn)(void *);
 #define PB_FORK(ret, name, params, args)                                                 \
-    PB_EXPORT ret name params                                                            \
+    ret __real_##name params;                                                            \
+    PB_EXPORT ret __wrap_##name params                                                   \
     {                                                                                    \
-        static ret(*real) params;                                                        \
-        if (!real)                                                                       \
-            real = (ret(*) params)pb_next(#name);                                        \
         uint64_t t0 = 0;                                                                 \
         int prev = pb_region_begin(__builtin_return_address(0), &t0);                    \
-        PB_CALL_##ret(real args);                                                        \
+        PB_CALL_##ret(__real_##name args);                                               \
         pb_region_end(prev, t0);                                                         \
         PB_RETURN_##ret;                                                                 \
     }
