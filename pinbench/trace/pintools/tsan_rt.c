@@ -123,15 +123,10 @@ static uint64_t pb_start_ns;
 static pid_t pb_pid;
 static pb_tbl *pb_tables;   /* every table of the process (pushed with CAS) */
 
-/* per region (PINBENCH_TRACE_REGIONS): region k >= 1 is the k-th fork call site seen;
- * region 0 holds what no followed fork call opened (and all of it when not per region) */
-#define PB_MAX_REGIONS 256
+/* per region (PINBENCH_TRACE_REGIONS; pb_core.h, pb_region): region 0 holds all when not */
 static const char *pb_regions_out;
 static int pb_region_now;   /* the region the innermost open fork call opened */
-static struct {
-    uintptr_t ra;           /* the return address of the fork call */
-    uint64_t instances, time_ns;
-} pb_regions[PB_MAX_REGIONS];
+static pb_region pb_regions[PB_MAX_REGIONS];
 static int pb_nregions = 1; /* regions known, region 0 included */
 static int pb_region_lock;
 
@@ -562,74 +557,19 @@ static int pb_where_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-/* dst = base "." k ext */
-static void pb_path(char *dst, const char *base, int k, const char *ext)
+/* the module of a region's call site and its load bias (dl_iterate_phdr; the program
+ * itself is named by /proc/self/exe) */
+static void pb_region_module(uintptr_t ra, const char **module, uintptr_t *bias)
 {
-    size_t n = 0;
-    for (; base[n]; n++)
-        dst[n] = base[n];
-    dst[n++] = '.';
-    char d[12];
-    int m = 0;
-    do
-        d[m++] = (char)('0' + k % 10);
-    while ((k /= 10) != 0);
-    while (m)
-        dst[n++] = d[--m];
-    for (; *ext; ext++)
-        dst[n++] = *ext;
-    dst[n] = 0;
-}
-
-/* each region's matrix and sidecar (pb_finish over its tables), and the list of regions
- * (relinks the tables: after the whole program's matrix is written) */
-static int pb_regions_finish(pb_tbl *tables, const pb_result *like)
-{
-    uint64_t ntab = 0;
-    for (pb_tbl *t = tables; t; t = t->next)
-        ntab++;
-    pb_tbl **all = (pb_tbl **)PB_ALLOC(sizeof *all * (ntab ? ntab : 1));
-    ntab = 0;
-    for (pb_tbl *t = tables; t; t = t->next)
-        all[ntab++] = t;
-    static char exe[4096], csv[4200], json[4200], tmp[4200];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[len > 0 ? len : 0] = 0;
-    pb_writer *o = (pb_writer *)PB_ALLOC(sizeof(pb_writer));
-    int bad = pb_out_open(o, pb_regions_out, tmp, sizeof tmp);
-    pb_puts(o, "{\n  \"tracer\": \"tsan\",\n  \"regions\": [");
-    for (int r = 1; r < pb_nregions; r++) {
-        pb_tbl *list = NULL;
-        for (uint64_t i = 0; i < ntab; i++)
-            if (all[i]->region == (uint32_t)r) {
-                all[i]->next = list;
-                list = all[i];
-            }
-        pb_path(csv, pb_regions_out, r, ".csv");
-        pb_path(json, pb_regions_out, r, ".json");
-        pb_result res = *like;
-        bad |= pb_finish(list, pb_min_threads, &res, csv, json, NULL, pb_now_ns, pb_start_ns);
-        pb_where w = {pb_regions[r].ra, "", 0};
-        dl_iterate_phdr(pb_where_cb, &w);
-        pb_puts(o, r > 1 ? ",\n    {\"module\": " : "\n    {\"module\": ");
-        pb_putjs(o, w.name && *w.name ? w.name : exe);
-        pb_puts(o, ", \"address\": ");
-        pb_putu(o, pb_regions[r].ra - w.bias);
-        pb_puts(o, ", \"instances\": ");
-        pb_putu(o, pb_regions[r].instances);
-        pb_puts(o, ", \"time_ns\": ");
-        pb_putu(o, pb_regions[r].time_ns);
-        pb_puts(o, ", \"accesses\": ");
-        pb_putu(o, res.accesses);
-        pb_puts(o, ", \"matrix\": ");
-        pb_putjs(o, csv);
-        pb_puts(o, "}");
+    static char exe[4096];
+    if (!exe[0]) {
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[len > 0 ? len : 0] = 0;
     }
-    pb_puts(o, "\n  ]\n}\n");
-    bad |= pb_out_close(o, tmp, pb_regions_out);
-    PB_FREE(o, sizeof(pb_writer));
-    PB_FREE(all, sizeof *all * (ntab ? ntab : 1));
-    return bad;
+    pb_where w = {ra, "", 0};
+    dl_iterate_phdr(pb_where_cb, &w);
+    *module = w.name && *w.name ? w.name : exe;
+    *bias = w.bias;
 }
 
 static void pb_atexit(void)
@@ -653,7 +593,9 @@ static void pb_atexit(void)
     pb_result like = res;
     if (pb_finish(tables, pb_min_threads, &res, pb_out, pb_json, pb_raw, pb_now_ns,
                   pb_start_ns) != 0 ||
-        (pb_regions_out && pb_regions_finish(tables, &like) != 0)) {
+        (pb_regions_out && pb_regions_write(tables, pb_nregions, pb_regions, pb_region_module,
+                                            pb_min_threads, &like, pb_regions_out, pb_now_ns,
+                                            pb_start_ns) != 0)) {
         static const char msg[] = "pinbench-tsan: cannot write the matrix to ";
         pb_write_all(2, msg, sizeof msg - 1);
         pb_write_all(2, pb_out, pb_strlen(pb_out));
