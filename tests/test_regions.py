@@ -182,9 +182,28 @@ def test_a_bad_or_missing_regions_file_is_one_clear_line(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "not 2 x 2" in proc.stderr
 
 
-def test_only_the_tsan_tracer_traces_per_region(tmp_path):
-    with pytest.raises(TraceError, match="valgrind tracer does not trace per parallel region"):
-        trace(["/bin/true"], 2, tmp_path / "m.csv", "valgrind", regions=tmp_path / "r.json")
+def test_the_pin_tracer_does_not_trace_per_region(tmp_path):
+    with pytest.raises(TraceError, match="pin tracer does not trace per parallel region"):
+        trace(["/bin/true"], 2, tmp_path / "m.csv", "pin", regions=tmp_path / "r.json")
+
+
+def test_the_valgrind_tracer_traces_the_measured_build_per_region(tmp_path):
+    """No rebuild: the keys are the measured binary's own call sites, the phases' matrices
+    hold their planted pairs."""
+    helper("valgrind")
+    binary = tmp_path / "phases"
+    subprocess.run(["gcc", "-O2", "-g", "-fopenmp", str(ROOT / "benchmarks" / "phases.c"), "-o",
+                    str(binary), "-lm"], check=True)
+    csv = tmp_path / "t4.csv"
+    trace([str(binary), "kib=16", "jobs=4", "rounds=4"], 4, csv, "valgrind", "parallel-min",
+          regions=regions_path(csv), stdout=subprocess.DEVNULL)
+    found = read_regions(regions_path(csv))
+    assert [r.key for r in found.regions] == [f"phases+0x{a:x}" for a in fork_calls(binary)["main"]]
+    assert all(r.where.startswith("phases.c:") for r in found.regions)
+    a, b = phase_regions(found)
+    for region, planted in ((a, {(0, 2), (1, 3)}), (b, {(0, 1), (2, 3)})):
+        m = np.asarray(region.matrix)
+        assert sum(m[i][j] for i, j in planted) / np.triu(m, 1).sum() > 0.95
 
 
 def test_the_rebinding_cost_is_read_from_setups_file_or_defaults(tmp_path):

@@ -84,7 +84,7 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     ``tracer_options`` go to valgrind or pin before the tool's own options; ``exit_status``:
     the program's exit statuses that mean success; ``cwd``: the folder it starts in (default:
     this process's); ``regions``: also trace per parallel region and write the regions file
-    there (:mod:`pinbench.results.regions`; the tsan tracer only).
+    there (:mod:`pinbench.results.regions`; the tsan and valgrind tracers).
     Raises :class:`pinbench.native.NotBuilt` (one line) if the tracer is not built, and
     TraceError (one line) if the program fails, no matrix was written, or a ``parallel-``
     weight with more than one thread counted no access (no OpenMP parallel region was
@@ -102,9 +102,9 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
         raise TraceError(f"thread count {threads} is not an integer from 1 to 4096")
     if not program_argv:
         raise TraceError("no program to trace")
-    if regions is not None and tracer != "tsan":
-        raise TraceError(f"the {tracer} tracer does not trace per parallel region; the tsan "
-                         "tracer does (docs/tracing.md)")
+    if regions is not None and tracer == "pin":
+        raise TraceError("the pin tracer does not trace per parallel region; the tsan and "
+                         "valgrind tracers do (docs/tracing.md)")
     if regions is None:
         return _trace(program_argv, threads, out_csv, tracer, weight, line_bytes, env, stdout,
                       stderr, timeout, raw, tracer_options, exit_status, cwd, None)

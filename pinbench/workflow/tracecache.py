@@ -56,10 +56,10 @@ def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> N
 
 def per_region(config: dict) -> bool:
     """Whether the campaign's traces are made per parallel region too: it lists a per-region
-    strategy (:mod:`pinbench.place.per_region`) and traces with the tsan tracer, the one that
-    can (with another, those strategies are left out: no regions file)."""
+    strategy (:mod:`pinbench.place.per_region`) and traces with a tracer that can, tsan or
+    valgrind (with pin, those strategies are left out: no regions file)."""
     own = campaign.own_placements(config["placements"])
-    return config["tracing"]["tracer"] == "tsan" and any(
+    return config["tracing"]["tracer"] in ("tsan", "valgrind") and any(
         parse_strategy(name, own)[0].by_region for name in config["strategies"])
 
 

@@ -136,7 +136,7 @@ def placement_inputs(wildcards):
     if TRACING:
         inputs["matrix"] = LAYOUT.matrix(wildcards.machine, wildcards.bench, wildcards.n)
     if PER_REGION:
-        inputs["traced"] = LAYOUT.binary(wildcards.machine, wildcards.bench, traced=True)
+        inputs["traced"] = traced_binary(wildcards)
         inputs["binary"] = LAYOUT.binary(wildcards.machine, wildcards.bench)
     return inputs
 
