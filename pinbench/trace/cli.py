@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--line-bytes", type=int, default=64)
     parser.add_argument("--per-region", action="store_true",
                         help="also one matrix per parallel region, in OUT's stem .regions.json "
-                             "(tsan tracer)")
+                             "(tsan and valgrind tracers)")
     parser.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS")
     try:
         args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""Tracing per parallel region: the tsan runtime's region list made into a regions file.
+"""Tracing per parallel region: the tracer's list of regions made into a regions file.
 
 With ``PINBENCH_TRACE_REGIONS=<listing>`` the tsan runtime (pintools/tsan_rt.c, "Per
 region") writes, at exit, each region's matrix and sidecar beside ``<listing>``
@@ -6,7 +6,8 @@ region") writes, at exit, each region's matrix and sidecar beside ``<listing>``
 address of its fork call's return address, its instances, its time and its counted
 accesses. :func:`regions_of` turns that into a :class:`~pinbench.results.regions.Regions`
 (:mod:`pinbench.results.regions`, the file), resolving each call site with ``addr2line``.
-Only the tsan tracer counts per region (docs/tracing.md, "Per parallel region").
+The Valgrind tool writes the same listing (``--regions``); the Pin tool none (docs/tracing.md,
+"Per parallel region").
 """
 from __future__ import annotations
 
