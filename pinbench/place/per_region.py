@@ -86,12 +86,11 @@ def phase_weighted(regions: Regions) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Plan:
-    """A per-region plan: the whole program's placement, the chosen regions' own, and why."""
+    """A per-region plan: the whole program's placement and the chosen regions' own."""
 
     pus: list[int]  #: the whole program's placement
     regions: list[dict]  #: the chosen regions: ``key``, ``where``, ``pus``
     J: float  #: the plan's J (see the module's docstring)
-    considered: list[dict]  #: every region: ``key``, ``gain_s``, ``cost_s``, ``chosen``, ``why``
 
 
 def plan(topo: Topology, matrix: np.ndarray, regions: Regions, whole: list[int],
@@ -100,29 +99,16 @@ def plan(topo: Topology, matrix: np.ndarray, regions: Regions, whole: list[int],
     base strategy's), placing a region's matrix with ``place`` (the base strategy's), each
     re-binding of one thread costing ``cost_per_call_s`` seconds."""
     chosen: list[dict] = []
-    considered: list[dict] = []
     saved = 0.0
+    candidates = len(regions.regions) > 1  # one region: the whole program's placement
     for region, weighted in zip(regions.regions, time_weighted(regions), strict=True):
-        seen = {"key": region.key, "gain_s": 0.0, "cost_s": 0.0, "chosen": False}
-        considered.append(seen)
-        if len(regions.regions) < 2:
-            seen["why"] = "the program's only region"
-            continue
-        if region.time_share < MIN_TIME_SHARE:
-            seen["why"] = f"{region.time_share:.1%} of the regions' time (< {MIN_TIME_SHARE:.0%})"
+        if not candidates or region.time_share < MIN_TIME_SHARE:
             continue
         own = place(np.asarray(region.matrix, dtype=float))
         at_whole, at_own = objective(topo, weighted, whole), objective(topo, weighted, own)
-        if at_own >= at_whole:
-            seen["why"] = "its own placement is no better than the whole program's"
-            continue
-        seen["gain_s"] = (1 - at_own / at_whole) * region.time_s / TRACER_SLOWDOWN
-        seen["cost_s"] = 2 * regions.threads * cost_per_call_s * region.instances
-        if seen["gain_s"] <= seen["cost_s"]:
-            seen["why"] = "re-binding costs more than it gains"
-            continue
-        seen.update(chosen=True, why=f"J {at_whole:.6g} -> {at_own:.6g}")
-        chosen.append({"key": region.key, "where": region.where, "pus": own})
-        saved += at_whole - at_own
-    return Plan(whole, chosen, objective(topo, matrix, whole) - saved, considered)
-
+        gain_s = (1 - at_own / at_whole) * region.time_s / TRACER_SLOWDOWN if at_whole else 0.0
+        cost_s = 2 * regions.threads * cost_per_call_s * region.instances
+        if at_own < at_whole and gain_s > cost_s:
+            chosen.append({"key": region.key, "where": region.where, "pus": own})
+            saved += at_whole - at_own
+    return Plan(whole, chosen, objective(topo, matrix, whole) - saved)

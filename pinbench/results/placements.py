@@ -124,6 +124,9 @@ class Placement:
         '        os: not bound (the OS decides)'
         >>> Placement("mine", 2, "t.xml", [0, 2], None, None, left_out="trace failed").line()
         '      mine: left out (trace failed)'
+        >>> Placement("per-region", 2, "t.xml", [0, 2], [0, 2], 1.0,
+        ...           regions=[{"key": "x+0x1", "where": "x.c:3 (f)", "pus": [2, 0]}]).line()
+        'per-region: 0 2 (J 1), and x.c:3 (f) on 2 0'
         """
         name = f"{self.strategy:>10}"
         if self.left_out:
@@ -136,7 +139,9 @@ class Placement:
             objective_label = "mean J"
         else:
             return f"{name}: not bound (the OS decides)"
-        return line if self.J is None else f"{line} ({objective_label} {self.J:.6g})"
+        line = line if self.J is None else f"{line} ({objective_label} {self.J:.6g})"
+        return "".join([line, *(f", and {region['where']} on {' '.join(map(str, region['pus']))}"
+                                for region in self.regions or [])])
 
     def to_json(self) -> dict:
         """The file's object (without its version), keys in the order the files have them:
