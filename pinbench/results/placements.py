@@ -124,9 +124,9 @@ class Placement:
         '        os: not bound (the OS decides)'
         >>> Placement("mine", 2, "t.xml", [0, 2], None, None, left_out="trace failed").line()
         '      mine: left out (trace failed)'
-        >>> Placement("per-region", 2, "t.xml", [0, 2], [0, 2], 1.0,
+        >>> Placement("regions", 2, "t.xml", [0, 2], [0, 2], 1.0,
         ...           regions=[{"key": "x+0x1", "where": "x.c:3 (f)", "pus": [2, 0]}]).line()
-        'per-region: 0 2 (J 1), and x.c:3 (f) on 2 0'
+        '   regions: 0 2 (J 1), and x.c:3 (f) on 2 0'
         """
         name = f"{self.strategy:>10}"
         if self.left_out:
