@@ -2,7 +2,7 @@
 
     pinbench trace --tracer {tsan,valgrind,pin} --threads N --out m.csv \\
         [--weight parallel-common|parallel-min|parallel-events|common|min|events]
-        [--line-bytes 64] -- PROGRAM ARGS
+        [--line-bytes 64] [--per-region] -- PROGRAM ARGS
     pinbench trace --print-flags      # CFLAGS=... and LDFLAGS=... (two lines)
 
 Errors (bad usage, a failing program) print one line and exit with status 2; so does a
@@ -15,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from pinbench.results.regions import read_regions, regions_path
 from pinbench.trace.build import TRACERS, TraceError, traced_build_flags
 from pinbench.trace.run import DEFAULT_WEIGHT, LINE_BYTES, WEIGHT_DEFINITIONS, trace
 
@@ -41,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="parallel-*: only the accesses inside parallel regions count "
                              f"(default {DEFAULT_WEIGHT})")
     parser.add_argument("--line-bytes", type=int, default=64)
+    parser.add_argument("--per-region", action="store_true",
+                        help="also one matrix per parallel region, in OUT's stem .regions.json "
+                             "(tsan and valgrind tracers)")
     parser.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS")
     try:
         args = parser.parse_args(argv)
@@ -59,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.line_bytes not in LINE_BYTES:
             raise _UsageError(f"--line-bytes must be a power of two from 8 to 4096, "
                               f"not {args.line_bytes}")
-        side = trace(program, args.threads, args.out, args.tracer, args.weight, args.line_bytes)
+        regions = regions_path(args.out) if args.per_region else None
+        side = trace(program, args.threads, args.out, args.tracer, args.weight, args.line_bytes,
+                     regions=regions)
     except _UsageError as exc:
         print(f"pinbench trace: error: {exc} (see --help)", file=sys.stderr)
         return 2
@@ -69,5 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"trace: {args.out}: {side['threads']} threads, {side['weight']} weight, "
           f"{side['accesses']} accesses, {side['shared_lines']} of {side['distinct_lines']} "
           f"lines shared, {side['wall_s']:.2f} s under {side['tracer']}", file=sys.stderr)
+    if args.per_region:
+        print(f"trace: {regions}: {len(read_regions(regions).regions)} parallel regions",
+              file=sys.stderr)
     return 0
 

@@ -84,6 +84,8 @@ STRATEGIES = config["strategies"]
 TRACING = campaign.traces(config) and "tracing" not in LEFT_OUT
 #: Why the campaign's cells have no affinity matrix when its tracer is missing (None: traced).
 UNTRACED = LEFT_OUT["tracing"].why if "tracing" in LEFT_OUT else None
+#: Whether the traces are made per parallel region too (a per-region strategy is listed).
+PER_REGION = TRACING and tracecache.per_region(config)
 EXPLAIN = bool(config["explain"])
 # the measure rule's second output: the explained runs (OMPT), when the campaign asks
 EXPLAINED_OUTPUT = (
@@ -131,10 +133,14 @@ def traced_binary(wildcards):
 
 
 def placement_inputs(wildcards):
-    """The topology, and the affinity matrix when the campaign traces."""
+    """The topology, and the affinity matrix when the campaign traces; per region, also the
+    traced and the measured binary (the regions' keys are carried from one to the other)."""
     inputs = {"topology": LAYOUT.topology(wildcards.machine)}
     if TRACING:
         inputs["matrix"] = LAYOUT.matrix(wildcards.machine, wildcards.bench, wildcards.n)
+    if PER_REGION:
+        inputs["traced"] = traced_binary(wildcards)
+        inputs["binary"] = LAYOUT.binary(wildcards.machine, wildcards.bench)
     return inputs
 
 
