@@ -44,7 +44,6 @@ perf/launcher_overhead.py): change them only on purpose.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
 import hashlib
@@ -60,6 +59,8 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from pinbench.errors import PinbenchError
 
 #: The package's folder: the helpers' sources are read from it, nothing is written to it.
 PACKAGE = Path(__file__).resolve().parent
@@ -88,15 +89,15 @@ VALGRIND_DEFINES = ("-DVGA_amd64=1", "-DVGO_linux=1", "-DVGP_amd64_linux=1",
 _BUILD_FOLDER = re.compile(r"[a-z]+-[0-9a-f]{16}")
 
 
-class NotBuilt(RuntimeError):
+class NotBuilt(PinbenchError, RuntimeError):
     """A helper is missing or stale at run time; the one-line message names ``pinbench setup``."""
 
 
-class Unavailable(RuntimeError):
+class Unavailable(PinbenchError, RuntimeError):
     """This machine lacks what a helper is built with (a compiler, headers, a kit); one line."""
 
 
-class BuildFailed(RuntimeError):
+class BuildFailed(PinbenchError, RuntimeError):
     """A helper's build command failed; one line (the compiler's first error)."""
 
 
@@ -400,15 +401,3 @@ def setup(say: Callable[[str], None] = print) -> int:
     if said:
         say(f"pinbench setup: {'; '.join(said)} (in {folder})")
     return status
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``pinbench setup``: build pinbench's C helpers for this installation."""
-    parser = argparse.ArgumentParser(
-        prog="pinbench setup", description=(
-            "Build pinbench's C helpers (the launcher, the placement's libraries, the tracers) "
-            f"into {native_dir()} (set {NATIVE_DIR_VARIABLE} for another folder). Nothing "
-            "is built again when nothing changed; one line says each helper that cannot be "
-            "built here, and why."))
-    parser.parse_args(argv)
-    return setup()

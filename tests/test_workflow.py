@@ -333,7 +333,7 @@ def test_graph_strategies_refuse_oversubscribed_counts(tmp_path):
                           strategies=["os", "lp-compact"], machines={"here": {"topology": "auto"}})
     plan = run_campaign(work, "-n")
     assert plan.returncode != 0
-    assert (f"config error: strategies: lp-compact cannot place {pus + 1} threads on the {pus} "
-            "placeable PUs of machine 'here'") in plan.stderr
+    assert (f"pinbench run: error: strategies: lp-compact cannot place {pus + 1} threads on "
+            f"the {pus} placeable PUs of machine 'here'") in plan.stderr
     refused = run_campaign(write_campaign(tmp_path / "no", threads=[pus + 1]), "-n")
     assert "(oversubscribe: true allows that)" in refused.stderr

@@ -71,6 +71,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from pinbench.errors import PinbenchError
 from pinbench.results.runs import RunRecord
 from pinbench.stats.cells import describe_cells
 from pinbench.stats.explain import read_explain
@@ -106,7 +107,7 @@ COLUMNS = ["machine", "benchmark", "strategy", "quantity", "model", "time_model"
            "extrapolated", "note"]
 
 
-class ModelError(ValueError):
+class ModelError(PinbenchError, ValueError):
     """Extra-P is missing or failed, or a model is not a formula of the allowed form."""
 
 

@@ -16,6 +16,8 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pinbench.errors import PinbenchError
+
 
 @dataclass(frozen=True)
 class Place:
@@ -66,7 +68,7 @@ def places(machines: Iterable) -> list[Place]:
                     for k, m in enumerate(away, 1)]
 
 
-class NotOnNode(RuntimeError):
+class NotOnNode(PinbenchError, RuntimeError):
     """A SLURM machine's job ran outside a SLURM allocation (the campaign ran locally)."""
 
 
