@@ -62,14 +62,14 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
     args, others = parser.parse_known_args(rest)
     if parser.prog == "pinbench report" and others:
         parser.error(f"unrecognized arguments: {' '.join(others)}")
-    if others:
-        _check_snakemake_options(others)
-    args.campaign, args.snakemake = campaign, others
+    directory = _snakemake_options(others).directory if others else None
+    args.campaign, args.snakemake, args.directory = campaign, others, directory
     return args
 
 
-def _check_snakemake_options(others: list[str]) -> None:
-    """UsageError (one line) when Snakemake would refuse ``others``, before anything runs."""
+def _snakemake_options(others: list[str]) -> argparse.Namespace:
+    """Snakemake's reading of ``others``; UsageError (one line) when Snakemake would refuse
+    them, before anything runs."""
     from snakemake.cli import get_argument_parser
 
     snakemake = get_argument_parser()
@@ -79,11 +79,11 @@ def _check_snakemake_options(others: list[str]) -> None:
 
     snakemake.error = refuse
     try:
-        snakemake.parse_args(others)
+        return snakemake.parse_args(others)
     except UsageError:
         raise
     except Exception as exc:  # Snakemake's own value parsers raise its CliException
-        refuse(first_line(exc))
+        return refuse(first_line(exc))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     with _stdout_to_stderr():
         status = _snakemake(snakemake_args)
     if status == 0:
-        print_json(plan_document(config, machines))
+        print_json(plan_document(config, machines, Path(args.directory or ".")))
     return status
 
 
@@ -136,10 +136,10 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.close(kept)
 
 
-def plan_document(config: dict, machines: dict) -> dict:
-    """The plan ``pinbench plan`` computed, as JSON: per machine whether it is measured, its
-    thread counts and every placement file's content (:meth:`Placement.to_json`), with its
-    benchmark, threads and strategy."""
+def plan_document(config: dict, machines: dict, directory: Path) -> dict:
+    """The plan ``pinbench plan`` computed in ``directory`` (Snakemake's), as JSON: per machine
+    whether it is measured, its thread counts, its ``plan.txt`` and every placement file's
+    content (:meth:`Placement.to_json`) with its benchmark, threads and strategy."""
     from pinbench.results.layout import Layout
     from pinbench.results.placements import read_placement
 
@@ -147,11 +147,11 @@ def plan_document(config: dict, machines: dict) -> dict:
     return {"campaign": config["campaign"], "machines": {
         machine.name: {
             "measured": machine.measure, "threads": list(machine.threads),
-            "plan": layout.plan(machine.name),
+            "plan": str(directory / layout.plan(machine.name)),
             "placements": [
                 {"benchmark": bench, "threads": threads, "strategy": strategy,
-                 **read_placement(layout.placement(machine.name, bench, threads,
-                                                   strategy)).to_json()}
+                 **read_placement(directory / layout.placement(machine.name, bench, threads,
+                                                               strategy)).to_json()}
                 for bench in config["benchmarks"] for threads in machine.threads
                 for strategy in config["strategies"]]}
         for machine in machines.values()}}
