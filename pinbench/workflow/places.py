@@ -77,7 +77,7 @@ def check_on_node(machine) -> None:
     and measure the machine running Snakemake instead."""
     if machine.slurm is not None and "SLURM_JOB_ID" not in os.environ:
         raise NotOnNode(f"machine {machine.name} is measured on a SLURM node: run the campaign "
-                        "with --workflow-profile profiles/slurm (here it would measure this host)")
+                        "with --workflow-profile slurm (here it would measure this host)")
 
 
 def unreachable(machines: Iterable, timeout_s: float = 20) -> dict[str, str]:
