@@ -46,7 +46,7 @@ def commands_help() -> str:
     lines = []
     for group, entries in groups.items():
         lines += [f"{group}:", *entries, ""]
-    lines += ["pinbench COMMAND --help describes each command; run and plan pass any other "
+    lines += ["pinbench COMMAND --help describes each command; run and plan pass any other",
               "option to Snakemake (e.g. -n, --cores 4, --executor slurm)."]
     return "\n".join(lines)
 

@@ -31,7 +31,8 @@ missing or stale (its sources changed since it was built, as they may in an edit
 install). Nothing is compiled on first use.
 
 **A non-editable install** (``pip install .``) installs no helper: the first command that
-needs one says ``pinbench: the C helpers are not built: run pinbench setup``. Building them
+needs one says ``pinbench place: error: the C helpers are not built: run pinbench setup``
+(:mod:`pinbench.cli`). Building them
 in a setuptools hook into the wheel was the other choice, and it was set aside: the helpers
 belong to the machine they run on, a wheel does not (pip caches it and may install it on
 another machine): the Valgrind tool is linked with this machine's static Valgrind
