@@ -111,13 +111,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _snakemake(snakemake_args: list[str]) -> int:
-    """Snakemake's exit status on ``snakemake_args`` (its main function always exits)."""
+    """Snakemake's exit status on ``snakemake_args`` (its main function always exits); an exit
+    with a message (a rule's ``sys.exit("pinbench: ...")``) goes on, Python says it."""
     from snakemake.cli import main as snakemake_main
 
     try:
         snakemake_main(snakemake_args)
     except SystemExit as stop:
-        return stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        if stop.code is None or isinstance(stop.code, int):
+            return stop.code or 0
+        raise
     return 0
 
 
