@@ -19,7 +19,7 @@ warning line each.
 Prints one line per cell, writes ``index.html`` and ``comparison.csv`` into ``--out``
 (default ``results/compare/<A>-vs-<B>``), and exits with **0** when no cell is slower, **1**
 when some cell is slower (beyond ``--threshold`` percent), **2** on a usage or input error
-(no cell in common included).
+(no cell in common included); the command's parser and output: :mod:`pinbench.commands.compare`.
 """
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ per machine, its ``environment.json`` (the pinbench version and commit that meas
 :mod:`pinbench.provenance`; host, kernel, compiler, runtime) and ``topology.xml``. A
 campaign stored again unchanged keeps its id; results measured again are a new campaign.
 ``pinbench compare`` takes a stored campaign's id where it takes a results folder. The
-standard library's ``sqlite3`` is all it needs. Errors print one line and exit with status 2.
+standard library's ``sqlite3`` is all it needs. The command's parser:
+:mod:`pinbench.commands.store`.
 """
 from __future__ import annotations
 

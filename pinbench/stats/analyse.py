@@ -23,7 +23,7 @@ writes into OUTDIR the files the workflow writes into ``results/<campaign>/stats
 ``--topology MACHINE=FILE`` (hwloc XML, a synthetic string or ``auto``) lets placements that
 are equal up to a symmetry of that machine's tree count as one experiment; without it only
 equal PU lists do. ``--time-share-expected BENCH=SHARE`` is a benchmark's
-``time_share_expected``. Errors print one line and exit with status 2.
+``time_share_expected``. The command's parser: :mod:`pinbench.commands.analyse`.
 """
 from __future__ import annotations
 
