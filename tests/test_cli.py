@@ -162,6 +162,12 @@ def test_system_json(capsys):
     assert found["ok"] == all(check["ok"] for check in found["checks"])
 
 
+def test_topology_json(capsys):
+    found = json_of(capsys, ["topology", "Package:2 Core:2 PU:1", "--json"])
+    assert found["summary"].startswith("Package:2") and found["pus"] == [0, 1, 2, 3]
+    assert found["placeable"] == [0, 1, 2, 3] and "Core" in found["levels"]
+
+
 def test_analyse_compare_and_store_json(tmp_path, capsys):
     a = results_folder(tmp_path / "a" / "c", 1.0)
     b = results_folder(tmp_path / "b" / "c", 1.3)
