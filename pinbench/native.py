@@ -34,7 +34,8 @@ missing or stale (its sources changed since it was built, as they may in an edit
 install). Nothing is compiled on first use.
 
 **A non-editable install** (``pip install .``) installs no helper: the first command that
-needs one says ``pinbench: the C helpers are not built: run pinbench setup``. Building them
+needs one says ``pinbench place: error: the C helpers are not built: run pinbench setup``
+(:mod:`pinbench.cli`). Building them
 in a setuptools hook into the wheel was the other choice, and it was set aside: the helpers
 belong to the machine they run on, a wheel does not (pip caches it and may install it on
 another machine): the Valgrind tool is linked with this machine's static Valgrind
@@ -47,7 +48,6 @@ perf/launcher_overhead.py): change them only on purpose.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
 import hashlib
@@ -63,6 +63,8 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from pinbench.errors import PinbenchError
 
 #: The package's folder: the helpers' sources are read from it, nothing is written to it.
 PACKAGE = Path(__file__).resolve().parent
@@ -91,15 +93,15 @@ VALGRIND_DEFINES = ("-DVGA_amd64=1", "-DVGO_linux=1", "-DVGP_amd64_linux=1",
 _BUILD_FOLDER = re.compile(r"[a-z]+-[0-9a-f]{16}")
 
 
-class NotBuilt(RuntimeError):
+class NotBuilt(PinbenchError, RuntimeError):
     """A helper is missing or stale at run time; the one-line message names ``pinbench setup``."""
 
 
-class Unavailable(RuntimeError):
+class Unavailable(PinbenchError, RuntimeError):
     """This machine lacks what a helper is built with (a compiler, headers, a kit); one line."""
 
 
-class BuildFailed(RuntimeError):
+class BuildFailed(PinbenchError, RuntimeError):
     """A helper's build command failed; one line (the compiler's first error)."""
 
 
@@ -415,15 +417,3 @@ def setup(say: Callable[[str], None] = print) -> int:
     if said:
         say(f"pinbench setup: {'; '.join(said)} (in {folder})")
     return status
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``pinbench setup``: build pinbench's C helpers for this installation."""
-    parser = argparse.ArgumentParser(
-        prog="pinbench setup", description=(
-            "Build pinbench's C helpers (the launcher, the placement's libraries, the tracers) "
-            f"into {native_dir()} (set {NATIVE_DIR_VARIABLE} for another folder). Nothing "
-            "is built again when nothing changed; one line says each helper that cannot be "
-            "built here, and why."))
-    parser.parse_args(argv)
-    return setup()

@@ -192,7 +192,8 @@ def test_pinbench_run_stops_with_one_line(tmp_path):
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2
     assert (proc.stdout + proc.stderr).splitlines() == [
-        "config error: benchmarks.spin.timeout_s: -1 is less than or equal to the minimum of 0"]
+        "pinbench run: error: benchmarks.spin.timeout_s: -1 is less than or equal to the "
+        "minimum of 0"]
 
 
 def test_the_default_campaign_and_the_examples_are_valid():
@@ -365,5 +366,5 @@ def test_no_escape_sequence_of_a_campaign_reaches_the_terminal(tmp_path, plain):
     proc = run_campaign(tmp_path, "-n", plain=plain, timeout=300)
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "\x1b" not in output and "\x07" not in output
-    assert "config error: benchmarks" in output and "holds the control character '\\x1b'" \
+    assert "error: benchmarks" in output and "holds the control character '\\x1b'" \
         in output

@@ -150,8 +150,7 @@ def test_without_the_shim_the_per_region_strategy_is_left_out_in_one_line(tmp_pa
                       tracing={"tracer": "tsan", "when": "always"})
     [part] = optional.left_out(config, [machine("here", (1, 2))]).values()
     assert part.line() == ("per-region left out: the re-binding shim is not built: rebind "
-                           "cannot be built here (test); then run pinbench setup (per-region "
-                           "neither placed nor measured; the other strategies are)")
+                           "cannot be built here (test); then run pinbench setup (neither placed nor measured; the other strategies are)")
     assert optional.left_out(campaign(explain=None, strategies=["os"]),
                              [machine("here", (1, 2))]) == {}
 

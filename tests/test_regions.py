@@ -206,12 +206,6 @@ def test_the_valgrind_tracer_traces_the_measured_build_per_region(tmp_path):
         assert sum(m[i][j] for i, j in planted) / np.triu(m, 1).sum() > 0.95
 
 
-def test_the_rebinding_cost_is_read_from_setups_file_or_defaults(tmp_path):
-    assert per_region.rebind_cost_s(tmp_path) == per_region.REBIND_COST_DEFAULT_S
-    (tmp_path / per_region.REBIND_COST_FILE).write_text(json.dumps({"seconds_per_call": 2e-6}))
-    assert per_region.rebind_cost_s(tmp_path) == 2e-6
-
-
 def test_the_placement_step_reads_the_regions_beside_the_matrix(tmp_path, phases):
     whole, found, _ = phases
     matrix = tmp_path / f"t{N}.csv"

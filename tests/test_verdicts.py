@@ -11,7 +11,7 @@ from conftest import run_record
 from pinbench.place.symmetry import canonical_form
 from pinbench.results.runs import write_runs
 from pinbench.topology import load
-from pinbench.stats.analyse import main as analyse_main
+from pinbench.cli import main as pinbench
 from pinbench.stats.analyse import read_verdicts
 from pinbench.stats.drift import across_jobs, drift, trend_test
 from pinbench.stats.simulate import noise, standard_error
@@ -154,9 +154,9 @@ def test_the_trend_test_holds_alpha_with_autocorrelated_runs():
 def test_the_analysis_command_writes_every_file(tmp_path, capsys):
     runs = cell({"os": ("", 1.0), "compact": ("0 1", 0.8), "scatter": ("1 0", 0.8)})
     write_runs(runs, tmp_path / "runs.csv")
-    assert analyse_main([str(tmp_path / "runs.csv"), str(tmp_path / "out"),
-                         "--topology", "m=Package:1 Core:2 PU:1",
-                         "--strategies", "os", "compact", "scatter"]) == 0
+    assert pinbench(["analyse", str(tmp_path / "runs.csv"), str(tmp_path / "out"),
+                     "--topology", "m=Package:1 Core:2 PU:1",
+                     "--strategies", "os", "compact", "scatter"]) == 0
     assert "Overall speedups" in capsys.readouterr().out
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "cells.csv", "comparisons.csv", "stats.json", "summary.csv", "summary.txt",
@@ -179,9 +179,9 @@ def test_the_analysis_command_refuses_bad_input_in_one_line(tmp_path, capsys, mo
     monkeypatch.chdir(tmp_path)
     write_runs(cell({"os": ("", 1.0), "compact": ("0", 0.9)}, n=5), tmp_path / "runs.csv")
     (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
-    assert analyse_main(args) == 2
+    assert pinbench(["analyse", *args]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and message in err
+    assert err.count("\n") == 1 and err.startswith("pinbench analyse: error: ") and message in err
 
 
 def test_the_closing_line_counts_the_report_wide_winners(tmp_path):
@@ -199,7 +199,7 @@ def test_the_closing_line_counts_the_report_wide_winners(tmp_path):
             runs.append(run)
     layout = Layout(str(tmp_path / "c"))
     write_runs(runs, tmp_path / "c" / "runs.csv")
-    assert analyse_main([layout.all_runs, str(tmp_path / "c" / "stats")]) == 0
+    assert pinbench(["analyse", layout.all_runs, str(tmp_path / "c" / "stats")]) == 0
     line = campaign_line(layout, 0.05)
     assert line.startswith("180 runs in 3 measurement job(s), 0 failed, 0 misplaced; a strategy "
                            "faster than the baseline in 1 of 3 cells, report-wide (family-wise "

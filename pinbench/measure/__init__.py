@@ -15,7 +15,8 @@
 - :mod:`~pinbench.measure.journal`: the fsynced journal, so a killed job loses nothing;
 - :mod:`~pinbench.measure.lock`: the machine-wide lock, one measurement at a time;
 - :mod:`~pinbench.measure.environment`: the machine and toolchain, recorded for the report;
-- :mod:`~pinbench.measure.cli`: the measuring process's command line.
+- :mod:`~pinbench.measure.cli`: the measuring process (its arguments:
+  :mod:`pinbench.commands.measure`).
 
 The measuring process imports nothing from :mod:`pinbench.graph` or :mod:`pinbench.place`:
 it reads placement files and writes runs through :mod:`pinbench.results`.

@@ -45,8 +45,6 @@ COST_FILE = "rebind_cost.json"
 DEFAULT_COST_S = 5e-6
 #: Calibration: calls per batch, batches (the median is kept).
 CALLS, BATCHES = 200, 5
-#: The strategies whose placements need the shim (the workflow leaves them out without it).
-REBOUND_STRATEGIES = ("per-region",)
 
 
 def shim() -> str:

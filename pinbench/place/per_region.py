@@ -33,15 +33,13 @@ whole program's J less what re-binding saves, comparable with every other strate
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from pinbench import native
 from pinbench.graph.objective import objective
+from pinbench.measure.rebind import rebind_cost_s
 from pinbench.results.regions import Regions
 from pinbench.topology import Topology
 
@@ -51,26 +49,6 @@ MIN_TIME_SHARE = 0.05
 #: slowdown: 20 to 30 times): a region's time without the tracer is estimated from its
 #: traced time divided by this.
 TRACER_SLOWDOWN = 30.0
-#: The cost of one ``sched_setaffinity`` call, in seconds, until ``pinbench setup`` has
-#: measured it (a conservative default: the call takes about a microsecond on Linux).
-REBIND_COST_DEFAULT_S = 5e-6
-#: Where ``pinbench setup`` writes the measured cost: ``{"seconds_per_call": ...}`` in this
-#: file of the helpers' folder (:mod:`pinbench.native`).
-REBIND_COST_FILE = "rebind_cost.json"
-
-
-def rebind_cost_s(folder: Path | str | None = None) -> float:
-    """The cost of re-binding one thread (one ``sched_setaffinity``), in seconds: as
-    measured into ``folder``/:data:`REBIND_COST_FILE` (default: the helpers' folder,
-    ``PINBENCH_NATIVE_DIR`` or the virtual environment's), else
-    :data:`REBIND_COST_DEFAULT_S`."""
-    path = Path(folder if folder is not None else native.native_dir()) / REBIND_COST_FILE
-    try:
-        return float(json.loads(path.read_text())["seconds_per_call"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return REBIND_COST_DEFAULT_S
-
-
 def time_weighted(regions: Regions) -> list[np.ndarray]:
     """Each region's matrix scaled by its time share over its access share (zero for a
     region that counted no access)."""

@@ -122,6 +122,19 @@ GRAPH = tuple(name for name, strategy in STRATEGIES.items()
               if strategy.needs_matrix and not strategy.by_region)
 #: The strategies that place by the per-region matrices.
 BY_REGION = tuple(name for name, strategy in STRATEGIES.items() if strategy.by_region)
+#: The strategies whose placements re-bind threads per region at run time (the shim's).
+REBOUND = tuple(name for name, strategy in STRATEGIES.items() if strategy.by_region == "plan")
+
+
+def rebound(name: str) -> bool:
+    """Whether a campaign's strategy name re-binds threads at run time (``per-region[-B]``).
+
+    >>> rebound("per-region-gp"), rebound("phase-weighted"), rebound("compact")
+    (True, False, False)
+    """
+    return any(name == base or name.startswith(f"{base}-") for base in REBOUND)
+
+
 #: The strategies that may place more threads than PUs.
 WRAPPING = tuple(name for name, strategy in STRATEGIES.items() if strategy.wraps)
 

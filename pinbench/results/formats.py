@@ -50,6 +50,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pinbench.errors import PinbenchError
 from pinbench.measure.settings import LAUNCHED
 
 if TYPE_CHECKING:  # the job module imports this one
@@ -67,7 +68,7 @@ WHAT = {"placement": "placement file", "journal": "journal", "runs": "runs table
         "account": "measuring process's account", "note": "set-aside journal's note"}
 
 
-class FormatError(ValueError):
+class FormatError(PinbenchError, ValueError):
     """A file of a version this pinbench cannot read (one line: which file, which version)."""
 
 

@@ -28,11 +28,13 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pinbench.errors import InputError
+
 #: The regions file's version.
 FORMAT = 1
 
 
-class RegionsError(ValueError):
+class RegionsError(InputError):
     """A regions file that is missing or unusable (one line: which file, what is wrong)."""
 
 

@@ -23,15 +23,12 @@ writes into OUTDIR the files the workflow writes into ``results/<campaign>/stats
 ``--topology MACHINE=FILE`` (hwloc XML, a synthetic string or ``auto``) lets placements that
 are equal up to a symmetry of that machine's tree count as one experiment; without it only
 equal PU lists do. ``--time-share-expected BENCH=SHARE`` is a benchmark's
-``time_share_expected``. Errors print one line and exit with status 2.
+``time_share_expected``. The command's parser: :mod:`pinbench.commands.analyse`.
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import json
-import math
-import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,9 +37,9 @@ from pinbench.measure.settings import QUIET
 from pinbench.place.symmetry import experiment_key
 from pinbench.results import formats
 from pinbench.results.layout import STATS_FILES
-from pinbench.results.printed_share import SHARE_EXPECTED, printed_share
+from pinbench.results.printed_share import printed_share
 from pinbench.results.runs import RunRecord, on_metric, read_runs
-from pinbench.topology import Topology, TopologyError, load
+from pinbench.topology import Topology
 
 # The statistics themselves (drift, tables, verdicts: SciPy) are imported by the functions that
 # compute them: the workflow reads FORMAT and the verdicts files at every call.
@@ -188,65 +185,3 @@ def read_comparisons(path: Path) -> list[dict]:
                        ("speedup_median", "noise", "p_raw", "p_adjusted", "detectable",
                         "p_report", "detectable_report"),
                        ("same_as_baseline", "faster", "faster_report"))
-
-
-def _topology_option(text: str) -> tuple[str, Topology]:
-    machine, sep, spec = text.partition("=")
-    if not sep or not machine:
-        raise argparse.ArgumentTypeError(f"expected MACHINE=FILE, got {text!r}")
-    try:
-        return machine, load(spec)
-    except TopologyError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _share_option(text: str) -> tuple[str, float]:
-    bench, sep, share = text.partition("=")
-    try:
-        value = float(share)
-    except ValueError:
-        value = math.nan
-    if not sep or not bench or not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"expected BENCH=SHARE, a share in (0, 1], got {text!r}")
-    return bench, value
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Analyse a runs table: the study's tables, the headline verdicts, the drift checks."""
-    parser = argparse.ArgumentParser(prog="pinbench analyse", description=main.__doc__)
-    parser.add_argument("runs", type=Path, help="a runs table (runs.csv)")
-    parser.add_argument("outdir", type=Path, help="the folder to write the analysis into")
-    parser.add_argument("--baseline", default="os")
-    parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--topology", type=_topology_option, action="append", default=[],
-                        metavar="MACHINE=FILE", help="a machine's tree, for its symmetries")
-    parser.add_argument("--strategies", nargs="+", default=(),
-                        help="the campaign's order of strategies")
-    parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
-    parser.add_argument("--quiet-threshold", type=float, default=QUIET["threshold"],
-                        help="share of the CPUs others may use during a run before it is noisy")
-    parser.add_argument("--time-share-expected", type=_share_option, action="append",
-                        default=[], metavar="BENCH=SHARE",
-                        help="the least share of a run's wall time a benchmark's printed time "
-                             f"is expected to be (default {SHARE_EXPECTED:g})")
-    args = parser.parse_args(argv)
-    if not 0 < args.confidence < 1:
-        parser.error(f"--confidence must be strictly between 0 and 1, not {args.confidence}")
-    try:
-        if not any(r.strategy == args.baseline for r in read_runs([args.runs])):
-            raise ValueError(f"no run of the baseline {args.baseline!r} in {args.runs}")
-        text = analyse(args.runs, {kind: args.outdir / name for kind, name in STATS_FILES.items()},
-                       campaign=args.runs.stem, baseline=args.baseline,
-                       confidence=args.confidence, seed=args.seed,
-                       topologies=dict(args.topology), order=args.strategies,
-                       quiet_threshold=args.quiet_threshold,
-                       time_shares=dict(args.time_share_expected))
-    except (OSError, ValueError) as exc:
-        print(f"pinbench analyse: error: {exc}", file=sys.stderr)
-        return 2
-    print(text, end="")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 from pinbench import native
+from pinbench.errors import PinbenchError
 from pinbench.trace.elf import needed_libraries
 
 TRACERS = ("tsan", "valgrind", "pin")
@@ -38,7 +39,7 @@ TSAN_WRAPPED = ("memcpy", "memmove", "memset", "__memcpy_chk", "__memmove_chk", 
                     "maybe_nonmonotonic_runtime")))
 
 
-class TraceError(RuntimeError):
+class TraceError(PinbenchError, RuntimeError):
     """A tracer cannot be run, or the traced program failed; one-line message."""
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from pinbench.errors import PinbenchError
 from pinbench.measure.settings import SHORTHAND, Metric, metric
 from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
 from pinbench.place.registry import WRAPPING, is_own_name, needs_matrix, parse_strategy
@@ -64,7 +65,7 @@ _REFUSED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 MAX_VALUES = 100_000
 
 
-class ConfigError(ValueError):
+class ConfigError(PinbenchError, ValueError):
     """A campaign file is wrong; the message is one line naming the field.
 
     Control characters of the values it quotes are written as escapes, so that

@@ -24,7 +24,7 @@ try:
     from pinbench.workflow import optional, places, rule_bodies, rule_settings, snakemake_adapter
     from pinbench.workflow import tracecache
     from pinbench.workflow.building import generated_files
-    from pinbench.measure.rebind import REBOUND_STRATEGIES
+    from pinbench.place.registry import rebound
     from pinbench.stats import analyse as stats_analysis, explain as stats_explain
     from pinbench.stats import models as stats_models
 except ImportError as exc:
@@ -78,8 +78,8 @@ if "explain" in LEFT_OUT:
     config["explain"] = None
 if "metric" in LEFT_OUT:
     config["metric"] = "time"
-if "per-region" in LEFT_OUT:
-    config["strategies"] = [s for s in config["strategies"] if s not in REBOUND_STRATEGIES]
+if "rebind" in LEFT_OUT:
+    config["strategies"] = [s for s in config["strategies"] if not rebound(s)]
 STRATEGIES = config["strategies"]
 TRACING = campaign.traces(config) and "tracing" not in LEFT_OUT
 #: Why the campaign's cells have no affinity matrix when its tracer is missing (None: traced).
