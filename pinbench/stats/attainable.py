@@ -4,10 +4,12 @@ repetitions that can reach a level.
 The verdict's test (:mod:`pinbench.stats.location`) is a permutation test: its p-value is at
 least one over the number of relabellings of the pooled runs, C(n_x + n_y, n_x) (1/20 at
 3 runs each, 1/70 at 4), and at least one over the random relabellings drawn when there are
-more (:data:`DRAWS`). Samples apart reach it when their spreads are equal; the test's
+more (1 / (:data:`REFERENCE` + 1) for untied samples, 1 / :data:`DRAWS` for tied ones). The verdicts' test is two-sided (faster
+or slower): two relabellings put the samples apart, so its smallest p-value is twice that
+(1/10 at 3 runs each). Samples apart reach it when their spreads are equal; the test's
 correction for unequal spreads raises it otherwise, so it is the best case. Holm's step-down
 over m tests rejects nothing unless some p-value is at most alpha / m: with 3 runs each and
-two tests at 0.05 it can never reject, whatever the speedup. The campaign reads this before
+two tests at 0.05 it can never reject, whatever the speedup; two-sided, 3 runs reject nothing. The campaign reads this before
 measuring (:mod:`pinbench.workflow.campaign`).
 
 Pure Python: reading a campaign imports no numerical library.
@@ -19,27 +21,67 @@ import math
 #: Every relabelling is enumerated up to this many; beyond, the test draws at most
 #: :data:`DRAWS` at random.
 EXACT_LIMIT = 20000
-#: The most random relabellings the test draws (its smallest p-value beyond EXACT_LIMIT).
+#: The most random relabellings the test draws for tied samples (its smallest p-value
+#: there beyond EXACT_LIMIT).
 DRAWS = 20000
+#: Random relabellings in the reference distribution of untied samples
+#: (:mod:`pinbench.stats.location`): its smallest p-value there is 1 / (REFERENCE + 1).
+REFERENCE = 2 ** 18
 
 
-def smallest_p(n_x: int, n_y: int) -> float:
-    """The smallest p-value the test can give for n_x runs against n_y.
+def smallest_p(n_x: int, n_y: int, sides: int = 1) -> float:
+    """The smallest p-value the test can give for n_x runs against n_y, one- or two-sided
+    (untied samples: the best case).
 
-    >>> smallest_p(3, 3), smallest_p(4, 4)
-    (0.05, 0.014285714285714285)
-    >>> smallest_p(35, 35) == 1 / DRAWS
+    >>> smallest_p(3, 3), smallest_p(4, 4), smallest_p(3, 3, sides=2)
+    (0.05, 0.014285714285714285, 0.1)
+    >>> smallest_p(35, 35) == 1 / (REFERENCE + 1)
     True
     """
-    return max(1 / math.comb(n_x + n_y, n_x), 1 / DRAWS)
+    return max(sides / math.comb(n_x + n_y, n_x), 1 / (REFERENCE + 1))
 
 
-def least_repetitions(tests: int, alpha: float, limit: int = 1000) -> int | None:
+def least_repetitions(tests: int, alpha: float, limit: int = 1000, sides: int = 1
+                      ) -> int | None:
     """The least runs per strategy with which one of ``tests`` tests can be significant
     after Holm's step-down at ``alpha`` (None: not within ``limit``, or not at all).
 
     >>> least_repetitions(1, 0.05), least_repetitions(2, 0.05), least_repetitions(144, 0.05)
     (3, 4, 7)
+    >>> least_repetitions(1, 0.05, sides=2), least_repetitions(144, 0.05, sides=2)
+    (4, 8)
     """
     level = alpha / max(tests, 1)
-    return next((n for n in range(2, limit + 1) if smallest_p(n, n) <= level), None)
+    return next((n for n in range(2, limit + 1) if smallest_p(n, n, sides) <= level), None)
+
+
+def too_few(n_x: int, n_y: int, cell_tests: int, report_tests: int, alpha: float,
+            decision: str = "fwer") -> str:
+    """What n_x runs against n_y are too few for: the decisions of the verdicts' two-sided
+    test (a cell's, Holm over ``cell_tests``; the report's, over ``report_tests`` by
+    ``decision``: Holm's first level alpha / tests, or Benjamini-Hochberg's best, alpha)
+    that cannot name any strategy faster or slower whatever the difference, why, and the
+    runs per strategy with which every level can ("" when each can).
+
+    >>> too_few(4, 4, 4, 72, 0.05)
+    'with 4 runs against 4 the smallest p-value is 0.029: no strategy can be found faster or slower than the baseline in a cell (4 tests, Holm at 0.05: at most 0.05/4) nor over the whole report (72 tests, Holm at 0.05: at most 0.05/72); 7 runs per strategy can in a cell and over the whole report'
+    >>> too_few(6, 6, 4, 72, 0.05, "fdr")
+    ''
+    """
+    smallest = smallest_p(n_x, n_y, sides=2)
+    fdr = decision == "fdr"
+    levels = [("in a cell", cell_tests, cell_tests, "Holm"),
+              ("over the whole report", report_tests, 1 if fdr else report_tests,
+               "Benjamini-Hochberg" if fdr else "Holm")]
+    failing = [f"{where} ({tests} test{'s' if tests != 1 else ''}, {rule} at {alpha:.2g}: "
+               f"at most {alpha:.2g}" + (f"/{divisor})" if divisor > 1 else ")")
+               for where, tests, divisor, rule in levels
+               if tests and smallest > alpha / divisor]
+    if not failing:
+        return ""
+    least = least_repetitions(max(divisor for _, tests, divisor, _ in levels if tests), alpha,
+                              sides=2)
+    return (f"with {n_x} runs against {n_y} the smallest p-value is {smallest:.2g}: no strategy "
+            "can be found faster or slower than the baseline " + " nor ".join(failing) + "; "
+            + (f"{least} runs per strategy can in a cell and over the whole report" if least
+               else "no number of runs can, with this many tests"))

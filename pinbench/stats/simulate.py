@@ -55,7 +55,7 @@ from pinbench.stats.detectable import detectable_speedup
 from pinbench.stats.location import brunner_munzel
 from pinbench.stats.regression import FASTER, SLOWER, compare, gate
 from pinbench.stats.speeduptest import bootstrap_intervals, mean_test, median_test
-from pinbench.stats.verdicts import holm
+from pinbench.stats.decisions import holm
 
 BASELINE = "os"
 NOISES = ("normal", "heavy", "bimodal")
