@@ -136,8 +136,8 @@ def _seed(x: np.ndarray, y: np.ndarray) -> int:
     return int.from_bytes(hashlib.sha256(x.tobytes() + b"|" + y.tobytes()).digest()[:8], "big")
 
 
-def brunner_munzel(x: np.ndarray, y: np.ndarray, draws: int = DRAWS,
-                   welch: bool = True, two_sided: bool = False) -> tuple[float, str]:
+def brunner_munzel(x: np.ndarray, y: np.ndarray, draws: int = DRAWS, welch: bool = True,
+                   two_sided: bool = False, reference: bool = True) -> tuple[float, str]:
     """One-sided p-value (H1: a run of Y tends to be faster than one of X) and its method;
     ``two_sided``: the p-value of H1: theta != 1/2 (the statistic's absolute value), whose
     direction is the sign of :func:`relative_effect` - 1/2.
@@ -145,7 +145,9 @@ def brunner_munzel(x: np.ndarray, y: np.ndarray, draws: int = DRAWS,
     ``draws`` (at most :data:`pinbench.stats.attainable.DRAWS`): the most random
     relabellings (the smallest p-value is 1 / draws), where there are more than
     :data:`pinbench.stats.attainable.EXACT_LIMIT` relabellings. ``welch=False``: the
-    permutation p-value alone, without the correction for unequal spreads (for comparison).
+    permutation p-value alone, without the correction for unequal spreads;
+    ``reference=False``: relabellings drawn for this test even without ties (the former
+    test; both for comparison, ``python -m pinbench.stats.simulate_report``).
 
     >>> brunner_munzel(np.array([3.0, 4.5, 6.0]), np.array([1.0, 1.5, 2.0]))  # apart: 1 / 20
     (0.05, 'brunner-munzel-exact')
@@ -158,7 +160,7 @@ def brunner_munzel(x: np.ndarray, y: np.ndarray, draws: int = DRAWS,
     observed = float(pooled.statistic(_labels_of(values, len(x))[None, :])[0])
     sides = 2 if two_sided else 1
     p, method = _permutation_p(pooled, abs(observed) if two_sided else observed, len(x),
-                               draws, _seed(x, y), two_sided)
+                               draws, _seed(x, y), two_sided, reference)
     if welch and p < sides / 2:  # the permutation distribution's t quantile, at the samples' df
         quantile = stats.t.isf(p / sides, pooled.n - 2)
         p = max(p, sides * float(stats.t.sf(quantile, welch_df(x, y))))
@@ -185,11 +187,12 @@ def welch_df(x: np.ndarray, y: np.ndarray) -> float:
     return float((part_x + part_y) ** 2 / spread) if spread > 0 else len(x) + len(y) - 2.0
 
 
-def _permutation_p(pooled: _Pooled, observed: float, n_x: int, draws: int,
-                   seed: int, absolute: bool = False) -> tuple[float, str]:
+def _permutation_p(pooled: _Pooled, observed: float, n_x: int, draws: int, seed: int,
+                   absolute: bool = False, reference: bool = True) -> tuple[float, str]:
     """The share of relabellings whose statistic (``absolute``: its absolute value) reaches
-    the observed one: all of them, or drawn at random with Besag and Clifford's sequential
-    p-value (see the module's text)."""
+    the observed one: all of them, those of the reference distribution (untied samples,
+    ``reference``), or drawn at random with Besag and Clifford's sequential p-value (see
+    the module's text)."""
     def statistic(labels: np.ndarray) -> np.ndarray:
         values = pooled.statistic(labels)
         return np.abs(values) if absolute else values
@@ -197,7 +200,7 @@ def _permutation_p(pooled: _Pooled, observed: float, n_x: int, draws: int,
     if math.comb(pooled.n, n_x) <= EXACT_LIMIT:
         every = statistic(_every_labelling(pooled.n, n_x))
         return float(_reaches(every, observed).mean()), "brunner-munzel-exact"
-    if not pooled.tied:
+    if reference and not pooled.tied:
         reference = _reference(n_x, pooled.n - n_x)[1 if absolute else 0]
         cut = observed - (1e-12 + 1e-9 * abs(observed)) if np.isfinite(observed) else observed
         reached = len(reference) - int(np.searchsorted(reference, cut, side="left"))

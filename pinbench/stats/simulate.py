@@ -67,7 +67,8 @@ class Condition:
 
     name: str
     cells: int = 18  #: measurement jobs: benchmarks x thread counts (6 x 3)
-    strategies: int = 8  #: besides the baseline; the last is a twin of ``s2``
+    strategies: int = 8  #: besides the baseline; the last is a twin of ``s2`` (``twins``)
+    twins: bool = True  #: False: every strategy has a placement of its own
     n: int = 35  #: repetitions
     spread: float = 0.05  #: the baseline's spread of log run times
     #: the other strategies' spread (None: the baseline's)
@@ -85,8 +86,9 @@ class Condition:
 
     @property
     def twin(self) -> str | None:
-        """The strategy measured once with ``s2`` (same placement), if there are 3 or more."""
-        return self.names[-1] if self.strategies >= 3 else None
+        """The strategy measured once with ``s2`` (same placement), if there are 3 or more
+        and ``twins``."""
+        return self.names[-1] if self.twins and self.strategies >= 3 else None
 
 
 def noise(rng: np.random.Generator, size: int, kind: str, ar: float) -> np.ndarray:
