@@ -291,7 +291,7 @@ def test_too_few_repetitions_to_find_any_winner_are_said_before_measuring():
                               "no strategy can be found faster or slower than the baseline in a "
                               "cell (3 tests, Holm at 0.05: at most 0.05/3) nor over the whole "
                               "report (3 tests")
-    assert warning.endswith("5 runs per strategy can in a cell and over the whole report")
+    assert warning.endswith("6 runs per strategy can in a cell and over the whole report")
     two = base() | {"repetitions": 4, "strategies": ["os", "compact"],
                     "benchmarks": {b: {"source": "tests/data/spin.c"} for b in ("x", "y")}}
     config, machines = load(two)

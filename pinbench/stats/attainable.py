@@ -41,18 +41,62 @@ def smallest_p(n_x: int, n_y: int, sides: int = 1) -> float:
     return max(sides / math.comb(n_x + n_y, n_x), 1 / (REFERENCE + 1))
 
 
+def reachable_p(n_x: int, n_y: int, sides: int = 1) -> float:
+    """The smallest p-value that n_x runs against n_y reach whatever their observed spreads:
+    :func:`smallest_p` after the test's correction for unequal spreads at its most (read
+    at n_x + n_y - 2 degrees of freedom, taken back at min(n_x, n_y) - 1, the least the
+    Welch-Satterthwaite degrees of freedom can be). Samples apart with equal observed
+    spreads reach :func:`smallest_p`; these reach this one in any case.
+
+    >>> round(reachable_p(5, 5, sides=2), 4), round(reachable_p(8, 8, sides=2), 5)
+    (0.0246, 0.00137)
+    """
+    p = smallest_p(n_x, n_y, sides)
+    low_df, high_df = min(n_x, n_y) - 1, n_x + n_y - 2
+    if low_df < 1 or low_df == high_df:
+        return p
+    two = p * 2 / sides  # as a two-sided p-value
+    low, high = 0.0, 1e4  # the t quantile of ``two`` at high_df, by bisection
+    for _ in range(200):
+        middle = (low + high) / 2
+        low, high = (middle, high) if _t_two_sided(middle, high_df) > two else (low, middle)
+    return max(p, _t_two_sided(high, low_df) * sides / 2)
+
+
+def _t_two_sided(t: float, df: int) -> float:
+    """P[|T| > t] for Student's t with an integer ``df`` (Abramowitz and Stegun 26.7.3-4)."""
+    theta = math.atan(t / math.sqrt(df))
+    cos2, term = math.cos(theta) ** 2, 1.0
+    if df % 2:
+        total = 0.0
+        if df > 1:
+            total = term
+            for k in range(3, df - 1, 2):
+                term *= cos2 * (k - 1) / k
+                total += term
+        within = 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
+    else:
+        total = term
+        for k in range(2, df - 1, 2):
+            term *= cos2 * (k - 1) / k
+            total += term
+        within = math.sin(theta) * total
+    return max(1.0 - within, 0.0)
+
+
 def least_repetitions(tests: int, alpha: float, limit: int = 1000, sides: int = 1
                       ) -> int | None:
     """The least runs per strategy with which one of ``tests`` tests can be significant
-    after Holm's step-down at ``alpha`` (None: not within ``limit``, or not at all).
+    after Holm's step-down at ``alpha``, whatever the samples' observed spreads
+    (:func:`reachable_p`; None: not within ``limit``, or not at all).
 
     >>> least_repetitions(1, 0.05), least_repetitions(2, 0.05), least_repetitions(144, 0.05)
-    (3, 4, 7)
-    >>> least_repetitions(1, 0.05, sides=2), least_repetitions(144, 0.05, sides=2)
-    (4, 8)
+    (4, 5, 9)
+    >>> least_repetitions(1, 0.05, sides=2), least_repetitions(72, 0.05, sides=2)
+    (5, 9)
     """
     level = alpha / max(tests, 1)
-    return next((n for n in range(2, limit + 1) if smallest_p(n, n, sides) <= level), None)
+    return next((n for n in range(2, limit + 1) if reachable_p(n, n, sides) <= level), None)
 
 
 def too_few(n_x: int, n_y: int, cell_tests: int, report_tests: int, alpha: float,
@@ -61,10 +105,11 @@ def too_few(n_x: int, n_y: int, cell_tests: int, report_tests: int, alpha: float
     test (a cell's, Holm over ``cell_tests``; the report's, over ``report_tests`` by
     ``decision``: Holm's first level alpha / tests, or Benjamini-Hochberg's best, alpha)
     that cannot name any strategy faster or slower whatever the difference, why, and the
-    runs per strategy with which every level can ("" when each can).
+    runs per strategy with which every level can whatever the samples' observed spreads
+    (:func:`reachable_p`; "" when each level can).
 
     >>> too_few(4, 4, 4, 72, 0.05)
-    'with 4 runs against 4 the smallest p-value is 0.029: no strategy can be found faster or slower than the baseline in a cell (4 tests, Holm at 0.05: at most 0.05/4) nor over the whole report (72 tests, Holm at 0.05: at most 0.05/72); 7 runs per strategy can in a cell and over the whole report'
+    'with 4 runs against 4 the smallest p-value is 0.029: no strategy can be found faster or slower than the baseline in a cell (4 tests, Holm at 0.05: at most 0.05/4) nor over the whole report (72 tests, Holm at 0.05: at most 0.05/72); 9 runs per strategy can in a cell and over the whole report'
     >>> too_few(6, 6, 4, 72, 0.05, "fdr")
     ''
     """

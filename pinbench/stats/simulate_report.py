@@ -1,6 +1,7 @@
 """Error rates and power of the report-wide decisions, by simulated campaigns (issue 37).
 
-``python -m pinbench.stats.simulate_report [--grid small|full] [--campaigns N]``.
+``python -m pinbench.stats.simulate_report [--grid small|full] [--campaigns N]
+[--part all|decisions|isolate|warning]``.
 
 The campaigns are :mod:`pinbench.stats.simulate`'s (measurement jobs in the job's order, the
 records through :func:`pinbench.stats.analyse.verdict_tables`); each campaign's comparisons are
@@ -199,15 +200,35 @@ def main(argv: list[str] | None = None) -> int:
                         help="campaigns of the first condition (the others a third)")
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--part", choices=("all", "decisions", "isolate", "warning"),
+                        default="all")
     args = parser.parse_args(argv)
-    alpha = args.alpha
+    alpha, part = args.alpha, args.part
     print(f"# {args.grid} grid, alpha = {alpha}: {_provenance()}")
     conditions = grid(args.grid, args.campaigns)
+    if part in ("all", "decisions"):
+        decisions(conditions, alpha, args.seed)
+    if part in ("all", "isolate"):
+        families = 3 * (args.campaigns or (1000 if args.grid == "full" else 12))
+        started = time.process_time()
+        print(f"\nthe true nulls of the first condition alone, {families} families "
+              "(Holm's family-wise error over them is at most the share of families with one):")
+        for name, value in isolate(conditions[0][0], families, alpha, args.seed).items():
+            print(f"  {name}: {value[0]:.3g}" if value[1] == value[2] else
+                  f"  {name}: {_interval(value)}", flush=True)
+        print(f"  [{time.process_time() - started:.0f} CPU s]")
+    if part in ("all", "warning"):
+        warning(args.grid, alpha, args.seed)
+    return 0
+
+
+def decisions(conditions: list[tuple[Condition, int]], alpha: float, seed: int) -> None:
+    """Print every decision's rates of every condition (:func:`measure`)."""
     print("condition | decision | equal named faster | equal named faster or slower | "
           "wrong direction | false discovery rate | planted found (power) [campaigns, CPU s]")
     for k, (condition, campaigns) in enumerate(conditions):
         started = time.process_time()
-        tallies = measure(condition, campaigns, alpha, args.seed + k)
+        tallies = measure(condition, campaigns, alpha, seed + k)
         spent = time.process_time() - started
         for name, tally in tallies.items():
             r = tally.rates()
@@ -215,24 +236,20 @@ def main(argv: list[str] | None = None) -> int:
                   f"{_interval(r['false'])} | {_interval(r['false_any'])} | "
                   f"{_interval(r['wrong_way'])} | {_interval(r['fdp'])} | "
                   f"{_interval(r['found'])} [{campaigns}, {spent:.0f}]", flush=True)
-    families = 3 * (args.campaigns or (1000 if args.grid == "full" else 12))
-    started = time.process_time()
-    print(f"\nthe true nulls of the first condition alone, {families} families "
-          "(Holm's family-wise error over them is at most the share of families with one):")
-    for name, value in isolate(conditions[0][0], families, alpha, args.seed).items():
-        print(f"  {name}: {value[0]:.3g}" if value[1] == value[2] else
-              f"  {name}: {_interval(value)}", flush=True)
-    print(f"  [{time.process_time() - started:.0f} CPU s]")
-    cells, strategies = (18, 5) if args.grid == "full" else (4, 3)
+
+
+def warning(size: str, alpha: float, seed: int) -> None:
+    """Print the warning at 3 runs and how often the runs it names find a 1.5x speedup."""
+    cells, strategies = (18, 5) if size == "full" else (4, 3)
     said, runs = warned_runs(cells, strategies, alpha)
     print(f"\nthe warning at 3 runs, {cells} cells x {strategies} strategies: {said}")
     check = Condition(f"every strategy 1.5 times faster, {runs} runs", strategies=strategies,
                       twins=False, n=runs, cells=cells,
                       planted={f"s{k}": 1 / 1.5 for k in range(1, strategies + 1)})
-    tallies = measure(check, 20 if args.grid == "full" else 3, alpha, args.seed)
-    for name in ("cell", "fwer"):
-        print(f"  {check.name}: found by {name}: {_interval(tallies[name].rates()['found'])}")
-    return 0
+    tallies = measure(check, 20 if size == "full" else 3, alpha, seed)
+    for name in LEVELS:
+        print(f"  {check.name}: found by {name}: {_interval(tallies[name].rates()['found'])}",
+              flush=True)
 
 
 if __name__ == "__main__":
