@@ -483,7 +483,8 @@ def main(argv: list[str] | None = None) -> int:
                   + (f", mean speedup BCa interval covers 1 in {r['mean_ci_covers']:.1%}"
                      if full else ""), flush=True)
     print("\nleast repetitions for a significance to be reachable (Holm at alpha):",
-          ", ".join(f"{m} tests: {least_repetitions(m, alpha)}" for m in (1, 2, 8, 18, 144, 500)))
+          ", ".join(f"{m} tests: {least_repetitions(m, alpha, sides=2)}"
+                    for m in (1, 2, 8, 18, 144, 500)))
     compare_report(args.grid, alpha, args.seed)
     return 0
 
