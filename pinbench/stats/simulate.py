@@ -375,7 +375,8 @@ def compare_report(size: str, alpha: float, seed: int) -> None:
 def _mde_condition(base: Condition, alpha: float) -> Condition:
     """``base`` with s1 faster by the speedup its cells could detect (per cell, 80%)."""
     tests = base.strategies - (base.twin is not None)
-    speedup = detectable_speedup(math.sqrt(2) * base.spread, base.n, base.n, alpha / tests)
+    speedup = detectable_speedup(math.sqrt(2) * base.spread, base.n, base.n, alpha / tests,
+                                 sides=2)
     return replace(base, name=f"s1 faster by its detectable speedup, {speedup:.4f} "
                               f"({base.n} runs)", planted={"s1": 1 / speedup})
 
