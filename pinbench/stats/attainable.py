@@ -4,13 +4,14 @@ repetitions that can reach a level.
 The verdict's test (:mod:`pinbench.stats.location`) is a permutation test: its p-value is at
 least one over the number of relabellings of the pooled runs, C(n_x + n_y, n_x) (1/20 at
 3 runs each, 1/70 at 4), and at least one over the random relabellings drawn when there are
-more (1 / (:data:`REFERENCE` + 1) for untied samples, 1 / :data:`DRAWS` for tied ones). The verdicts' test is two-sided (faster
-or slower): two relabellings put the samples apart, so its smallest p-value is twice that
-(1/10 at 3 runs each). Samples apart reach it when their spreads are equal; the test's
-correction for unequal spreads raises it otherwise, so it is the best case. Holm's step-down
-over m tests rejects nothing unless some p-value is at most alpha / m: with 3 runs each and
-two tests at 0.05 it can never reject, whatever the speedup; two-sided, 3 runs reject nothing. The campaign reads this before
-measuring (:mod:`pinbench.workflow.campaign`).
+more (1 / (:data:`REFERENCE` + 1) for untied samples, 1 / :data:`DRAWS` for tied ones). The
+verdicts' test is two-sided (faster or slower): two relabellings put the samples apart, so
+its smallest p-value is twice that (1/10 at 3 runs each). Samples apart reach it when their
+spreads are equal; the test's correction for unequal spreads raises it otherwise, at most to
+:func:`reachable_p`. Holm's step-down over m tests rejects nothing unless some p-value is at
+most alpha / m: two-sided, 3 runs each can never reject, whatever the speedup. The campaign
+reads this before measuring (:mod:`pinbench.workflow.campaign`), the analysis after
+(:func:`too_few`).
 
 Pure Python: reading a campaign imports no numerical library.
 """
@@ -108,8 +109,12 @@ def too_few(n_x: int, n_y: int, cell_tests: int, report_tests: int, alpha: float
     runs per strategy with which every level can whatever the samples' observed spreads
     (:func:`reachable_p`; "" when each level can).
 
-    >>> too_few(4, 4, 4, 72, 0.05)
-    'with 4 runs against 4 the smallest p-value is 0.029: no strategy can be found faster or slower than the baseline in a cell (4 tests, Holm at 0.05: at most 0.05/4) nor over the whole report (72 tests, Holm at 0.05: at most 0.05/72); 9 runs per strategy can in a cell and over the whole report'
+    >>> said = too_few(4, 4, 4, 72, 0.05)
+    >>> said[:99]
+    'with 4 runs against 4 the smallest p-value is 0.029: no strategy can be found faster or slower than'
+    >>> said[99:]
+    ' the baseline in a cell (4 tests, Holm at 0.05: at most 0.05/4) nor over the whole report (72 \
+tests, Holm at 0.05: at most 0.05/72); 9 runs per strategy can in a cell and over the whole report'
     >>> too_few(6, 6, 4, 72, 0.05, "fdr")
     ''
     """

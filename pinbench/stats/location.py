@@ -21,8 +21,9 @@ the pooled runs is enumerated when there are at most
 :data:`pinbench.stats.attainable.EXACT_LIMIT`. Beyond, untied samples (run times read to
 the nanosecond) take the **reference distribution** of their (n_x, n_y): without ties the
 statistic depends only on which pooled positions are the baseline's, so its permutation
-distribution is the same for every such test, and :data:`pinbench.stats.attainable.REFERENCE` random relabellings
-(seeded from n_x and n_y) are drawn once per process and sorted; the p-value is
+distribution is the same for every such test, and
+:data:`pinbench.stats.attainable.REFERENCE` random relabellings (seeded from n_x and n_y)
+are drawn once per process and sorted; the p-value is
 (b + 1) / (REFERENCE + 1), b of them reaching the observed statistic, found by bisection.
 That is a valid p-value (the observed labelling and the reference's are exchangeable under
 the null); its resolution is 4e-6, where the former 20,000 draws per test stopped at 5e-5,
