@@ -1,7 +1,7 @@
 """Error rates and power of the report-wide decisions, by simulated campaigns (issue 37).
 
 ``python -m pinbench.stats.simulate_report [--grid small|full] [--campaigns N]
-[--part all|decisions|isolate|warning]``.
+[--part all|decisions|isolate|warning] [--conditions K ...] [--families N]``.
 
 The campaigns are :mod:`pinbench.stats.simulate`'s (measurement jobs in the job's order, the
 records through :func:`pinbench.stats.analyse.verdict_tables`); each campaign's comparisons are
@@ -202,14 +202,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--part", choices=("all", "decisions", "isolate", "warning"),
                         default="all")
+    parser.add_argument("--conditions", type=int, nargs="+", default=None, metavar="K",
+                        help="only these conditions of the grid (0: issue 37's), for runs "
+                             "side by side")
+    parser.add_argument("--families", type=int, default=None,
+                        help="families of the isolation (default: 3 x the campaigns)")
     args = parser.parse_args(argv)
     alpha, part = args.alpha, args.part
     print(f"# {args.grid} grid, alpha = {alpha}: {_provenance()}")
     conditions = grid(args.grid, args.campaigns)
     if part in ("all", "decisions"):
-        decisions(conditions, alpha, args.seed)
+        decisions(conditions, alpha, args.seed, args.conditions)
     if part in ("all", "isolate"):
-        families = 3 * (args.campaigns or (1000 if args.grid == "full" else 12))
+        families = args.families or 3 * (args.campaigns or (1000 if args.grid == "full" else 12))
         started = time.process_time()
         print(f"\nthe true nulls of the first condition alone, {families} families "
               "(Holm's family-wise error over them is at most the share of families with one):")
@@ -222,11 +227,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def decisions(conditions: list[tuple[Condition, int]], alpha: float, seed: int) -> None:
-    """Print every decision's rates of every condition (:func:`measure`)."""
+def decisions(conditions: list[tuple[Condition, int]], alpha: float, seed: int,
+              only: list[int] | None = None) -> None:
+    """Print every decision's rates of every condition (:func:`measure`; ``only``: of
+    these conditions, by their index)."""
     print("condition | decision | equal named faster | equal named faster or slower | "
           "wrong direction | false discovery rate | planted found (power) [campaigns, CPU s]")
     for k, (condition, campaigns) in enumerate(conditions):
+        if only is not None and k not in only:
+            continue
         started = time.process_time()
         tallies = measure(condition, campaigns, alpha, seed + k)
         spent = time.process_time() - started
