@@ -3,10 +3,14 @@
 docs/statistics-error-rates.md, is `python -m pinbench.stats.simulate_report`)."""
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
+from pinbench.results.runs import write_runs
+from pinbench.stats.analyse import main as analyse_main
+from pinbench.stats.analyse import read_verdicts
 from pinbench.stats.decisions import benjamini_hochberg, holm, outcome
-from pinbench.stats.simulate import Condition
+from pinbench.stats.simulate import Condition, campaign_runs
 from pinbench.stats.simulate_report import Tally, measure, warned_runs
 
 
@@ -47,3 +51,20 @@ def test_benjamini_hochberg_rejects_what_holm_does_and_more():
     assert by_bh == [True, True, True, True, False]
     assert [outcome(q, e, 0.05) for q, e in zip(benjamini_hochberg(p), (0.9, 0.1, 0.5, 0.7, 0.9))] \
         == ["faster", "slower", "none", "faster", "none"]
+
+
+def test_pinbench_analyse_says_which_decision_too_few_runs_cannot_make(tmp_path, capsys):
+    """3 runs: the printed tables begin with what the verdicts cannot do and why, beside
+    the study's tables that test each strategy alone; the verdicts say it per cell."""
+    condition = Condition("3 runs", strategies=2, n=3, cells=2, planted={"s1": 1 / 1.5})
+    write_runs(campaign_runs(condition, np.random.default_rng(1)), tmp_path / "runs.csv")
+    assert analyse_main([str(tmp_path / "runs.csv"), str(tmp_path / "stats"),
+                         "--report-decision", "fdr"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("too few runs for the verdicts (the tables below test each strategy "
+                          "alone at 0.05): with 3 runs against 3 the smallest p-value is 0.1: "
+                          "no strategy can be found faster or slower than the baseline in a "
+                          "cell (2 tests, Holm at 0.05: at most 0.05/2) nor over the whole "
+                          "report (4 tests, Benjamini-Hochberg at 0.05: at most 0.05); ")
+    verdicts = read_verdicts(tmp_path / "stats" / "verdicts.csv")
+    assert all(v["too_few"] and v["decision_report"] == "fdr" for v in verdicts)
