@@ -2,7 +2,7 @@
 
 X holds the baseline's run times, Y a strategy's. The question is whether a run of the
 strategy tends to be faster: the relative effect theta = P[Y < X] + P[Y = X] / 2 is above 1/2
-(one-sided). Brunner and Munzel ("The nonparametric Behrens-Fisher problem: asymptotic theory
+(one-sided), or faster or slower: theta differs from 1/2 (two-sided, the verdicts'). Brunner and Munzel ("The nonparametric Behrens-Fisher problem: asymptotic theory
 and a small-sample approximation", Biometrical Journal 42, 2000) studentize the rank-sum
 difference with the variances of each sample's placements, so the test holds its level when
 theta = 1/2 and the spreads differ, where the Wilcoxon-Mann-Whitney test (whose null is two
