@@ -11,7 +11,7 @@ from pinbench.stats.analyse import main as analyse_main
 from pinbench.stats.analyse import read_verdicts
 from pinbench.stats.decisions import benjamini_hochberg, holm, outcome
 from pinbench.stats.simulate import Condition, campaign_runs
-from pinbench.stats.simulate_report import Tally, measure, warned_runs
+from pinbench.stats.simulate_report import Tally, grid, measure, warned_runs
 
 
 def test_the_warnings_runs_reach_significance_at_every_level_it_names():
@@ -68,3 +68,13 @@ def test_pinbench_analyse_says_which_decision_too_few_runs_cannot_make(tmp_path,
                           "report (4 tests, Benjamini-Hochberg at 0.05: at most 0.05); ")
     verdicts = read_verdicts(tmp_path / "stats" / "verdicts.csv")
     assert all(v["too_few"] and v["decision_report"] == "fdr" for v in verdicts)
+
+
+def test_the_small_grid_keeps_directions_and_fdr_finds_what_fwer_does():
+    """Planted 5% faster, 5% and 3% slower and one equal (6 cells, 12 runs): no decision
+    names a planted strategy the wrong way; Benjamini-Hochberg finds at least what Holm does."""
+    condition, campaigns = grid("small")[1]
+    assert set(condition.planted.values()) == {1 / 1.05, 1.05, 1.03}
+    tallies = measure(condition, campaigns, seed=5)
+    assert all(t.wrong_way == 0 for t in tallies.values())
+    assert tallies["fdr"].found >= tallies["fwer"].found > 0
