@@ -14,6 +14,7 @@ from pinbench.results.layout import STATS_FILES
 from pinbench.results.printed_share import SHARE_EXPECTED
 from pinbench.results.runs import read_runs
 from pinbench.stats.analyse import analyse, read_comparisons, read_verdicts
+from pinbench.stats.decisions import DECISIONS
 from pinbench.topology import Topology, load
 
 
@@ -54,6 +55,9 @@ def arguments(parser: argparse.ArgumentParser, name: str) -> None:
                         default=[], metavar="BENCH=SHARE",
                         help="the least share of a run's wall time a benchmark's printed time "
                              f"is expected to be (default {SHARE_EXPECTED:g})")
+    parser.add_argument("--report-decision", choices=tuple(DECISIONS), default="fwer",
+                        help="the decision over the whole report: family-wise error (Holm) "
+                             "or false discovery rate (Benjamini-Hochberg)")
     json_option(parser)
 
 
@@ -70,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
                        confidence=args.confidence, seed=args.seed,
                        topologies=dict(args.topology), order=args.strategies,
                        quiet_threshold=args.quiet_threshold,
-                       time_shares=dict(args.time_share_expected))
+                       time_shares=dict(args.time_share_expected),
+                       report_decision=args.report_decision)
     if not args.json:
         print(text, end="")
         return 0

@@ -2,7 +2,7 @@
 
     pinbench analyse RUNS_CSV OUTDIR [--baseline os] [--confidence 0.95]
         [--topology MACHINE=FILE ...] [--strategies NAME ...] [--seed 0]
-        [--time-share-expected BENCH=SHARE ...]
+        [--time-share-expected BENCH=SHARE ...] [--report-decision fwer|fdr]
 
 writes into OUTDIR the files the workflow writes into ``results/<campaign>/stats/``
 (:data:`pinbench.results.layout.STATS_FILES`):
@@ -12,13 +12,18 @@ writes into OUTDIR the files the workflow writes into ``results/<campaign>/stats
 - ``summary.csv``, ``summary.txt``: the study's Tables 1-3;
 - ``stats.json``: both, with the settings;
 - ``verdicts.csv``: one row per (machine, benchmark, threads): the headline verdict with
-  family-wise error control in the cell and over the whole report
-  (:mod:`pinbench.stats.verdicts`), the smallest speedup it could have detected
+  family-wise error control in the cell and the report-wide decision (family-wise error or
+  false discovery rate, ``--report-decision``; :mod:`pinbench.stats.verdicts`), each with its
+  outcome (faster, slower, none), the smallest speedup it could have detected
   (:mod:`pinbench.stats.detectable`), the drift check (:mod:`pinbench.stats.drift`) and
   the printed times' check (:mod:`pinbench.results.printed_share`: a cell whose printed
   times are none of its runs' gets no verdict);
 - ``comparisons.csv``: one row per strategy: the experiment it ran, raw, Holm-adjusted (in
-  the cell) and report-wide p-values of the verdict's test.
+  the cell) and report-wide p-values of the verdict's test, its outcome in each.
+
+When the runs are too few for a decision to reject anything, whatever the difference, the
+tables' text (``summary.txt``, printed) says which decision and why (verdicts.csv's ``too_few``,
+:func:`pinbench.stats.attainable.too_few`), as the report does.
 
 ``--topology MACHINE=FILE`` (hwloc XML, a synthetic string or ``auto``) lets placements that
 are equal up to a symmetry of that machine's tree count as one experiment; without it only
@@ -49,23 +54,25 @@ from pinbench.topology import Topology
 #: again (Snakemake's params trigger); ``stats.json`` holds it too.
 FORMAT = formats.CURRENT["stats"]
 VERDICT_COLUMNS = [
-    "machine", "benchmark", "threads", "baseline", "tests", "best", "stands_for",
-    "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_others", "clear_winner",
-    "identical", "coincide", "detectable", "tests_report", "best_report", "p_report",
-    "detectable_report", "drift", "drift_p", "drift_p_adjusted", "drift_tau", "run_order",
+    "machine", "benchmark", "threads", "baseline", "tests", "outcome", "slower", "best",
+    "stands_for", "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_others",
+    "clear_winner", "identical", "coincide", "detectable", "tests_report", "decision_report",
+    "outcome_report", "best_report", "p_report", "detectable_report", "too_few", "drift",
+    "drift_p", "drift_p_adjusted", "drift_tau", "run_order",
     "noisy_runs", "printed_time", "printed_implausible",
 ]
 COMPARISON_COLUMNS = [
     "machine", "benchmark", "threads", "strategy", "experiment", "same_as_baseline", "runs",
-    "baseline_runs", "speedup_median", "noise", "p_raw", "p_adjusted", "faster", "detectable",
-    "p_report", "faster_report", "detectable_report",
+    "baseline_runs", "speedup_median", "noise", "p_raw", "p_adjusted", "effect", "outcome",
+    "faster", "detectable", "p_report", "outcome_report", "faster_report", "detectable_report",
 ]
 
 
 def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
                    topologies: dict[str, Topology] | None = None, order: Sequence[str] = (),
                    quiet_threshold: float = QUIET["threshold"],
-                   time_shares: dict[str, float] | None = None) -> tuple[list[dict], list[dict]]:
+                   time_shares: dict[str, float] | None = None, decision: str = "fwer"
+                   ) -> tuple[list[dict], list[dict]]:
     """The verdict rows and the comparison rows of every (machine, benchmark, threads),
     each cell's decision beside the report-wide one, drift flags adjusted over the jobs.
 
@@ -74,7 +81,8 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     the cell's printed times against its wall times, ``printed_implausible``: whether that
     leaves it without a verdict (:mod:`pinbench.results.printed_share`; ``time_shares``:
     benchmark -> its ``time_share_expected``; None: the times are not checked, the verdicts
-    are on a counter).
+    are on a counter). ``decision``: the report-wide decision (the campaign's
+    ``report_decision``, :data:`pinbench.stats.decisions.DECISIONS`).
     """
     from pinbench.stats.drift import across_jobs, drift
     from pinbench.stats.verdicts import cell_verdict, report_wide
@@ -98,7 +106,7 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
         row["noisy_runs"] = sum((r.other_cpu or 0) > quiet_threshold for r in runs)
         comparisons += [names | comparison for comparison in row.pop("comparisons")]
         verdicts.append(names | row)
-    report_wide(verdicts, comparisons, alpha)
+    report_wide(verdicts, comparisons, alpha, decision)
     across_jobs(verdicts, alpha)
     return verdicts, comparisons
 
@@ -115,13 +123,15 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
             confidence: float, benchmark_weights: dict[str, float] | None = None,
             seed: int = 0, topologies: dict[str, Topology] | None = None,
             order: Sequence[str] = (), quiet_threshold: float = QUIET["threshold"],
-            metric: str = "time", time_shares: dict[str, float] | None = None) -> str:
+            metric: str = "time", time_shares: dict[str, float] | None = None,
+            report_decision: str = "fwer") -> str:
     """Write every file of :data:`STATS_FILES` (``outputs``: kind -> path); return Tables 1-3.
 
     ``order``: the campaign's strategies (the first of identical ones names the experiment);
     ``metric``: what every test and table is on, the run time or a counter
     (:func:`pinbench.results.runs.on_metric`; lower is better); ``time_shares``: benchmark
-    -> its ``time_share_expected``, where a benchmark sets one.
+    -> its ``time_share_expected``, where a benchmark sets one; ``report_decision``: the
+    campaign's (:data:`pinbench.stats.decisions.DECISIONS`).
     """
     from pinbench.stats.tables import (CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table,
                                        tables_text)
@@ -131,17 +141,22 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     summary = summary_table(cells, baseline, confidence, benchmark_weights)
     verdicts, comparisons = verdict_tables(records, baseline, 1 - confidence, topologies, order,
                                            quiet_threshold,
-                                           (time_shares or {}) if metric == "time" else None)
+                                           (time_shares or {}) if metric == "time" else None,
+                                           report_decision)
     _write_csv(cells, CELL_COLUMNS, outputs["cells"])
     _write_csv(summary, SUMMARY_COLUMNS, outputs["summary"])
     _write_csv(verdicts, VERDICT_COLUMNS, outputs["verdicts"])
     _write_csv(comparisons, COMPARISON_COLUMNS, outputs["comparisons"])
     text = tables_text(summary, baseline, confidence)
+    for note in reversed(list(dict.fromkeys(v["too_few"] for v in verdicts if v["too_few"]))):
+        text = (f"too few runs for the verdicts (the tables below test each strategy alone at "
+                f"{1 - confidence:.2g}): {note}\n\n" + text)
     if metric != "time":
         text = (f"metric: {metric} per run (lower is better), not the run time: every test, "
                 "speedup and table below is on it\n\n" + text)
     outputs["tables"].write_text(text)
     meta = {"campaign": campaign, "baseline": baseline, "confidence": confidence,
+            "report_decision": report_decision,
             "weights": benchmark_weights or "equal", "bootstrap_seed": seed,
             "runs": str(runs_csv), "metric": metric}
     outputs["json"].write_text(json.dumps(
@@ -172,7 +187,8 @@ def _typed_rows(path: Path, columns: list[str], ints: tuple[str, ...], floats: t
 
 def read_verdicts(path: Path) -> list[dict]:
     """The rows of a ``verdicts.csv``, numbers and flags typed (empty fields: None)."""
-    return _typed_rows(path, VERDICT_COLUMNS, ("threads", "tests", "tests_report", "noisy_runs"),
+    return _typed_rows(path, VERDICT_COLUMNS,
+                       ("threads", "tests", "slower", "tests_report", "noisy_runs"),
                        ("speedup_median", "p_raw", "p_adjusted", "p_best_vs_others",
                         "detectable", "p_report", "detectable_report", "drift_p",
                         "drift_p_adjusted", "drift_tau"),
@@ -182,6 +198,6 @@ def read_verdicts(path: Path) -> list[dict]:
 def read_comparisons(path: Path) -> list[dict]:
     """The rows of a ``comparisons.csv``, numbers and flags typed (empty fields: None)."""
     return _typed_rows(path, COMPARISON_COLUMNS, ("threads", "runs", "baseline_runs"),
-                       ("speedup_median", "noise", "p_raw", "p_adjusted", "detectable",
+                       ("speedup_median", "noise", "p_raw", "p_adjusted", "effect", "detectable",
                         "p_report", "detectable_report"),
                        ("same_as_baseline", "faster", "faster_report"))

@@ -163,6 +163,7 @@ def analyse_options(config: dict) -> dict:
             "confidence": config["confidence"], "benchmark_weights": config["weights"],
             "seed": config["seed"], "order": config["strategies"],
             "quiet_threshold": config["quiet"]["threshold"], "metric": config["metric"],
+            "report_decision": config["report_decision"],
             "time_shares": {name: bench["time_share_expected"]
                             for name, bench in config["benchmarks"].items()
                             if "time_share_expected" in bench}}
