@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -114,14 +115,56 @@ def split_campaign(args: list[str]) -> tuple[Path | None, list[str]]:
     return None, args
 
 
+def split_verbosity(args: list[str]) -> tuple[int, list[str]]:
+    """The call's verbosity (``-q``/``--quiet``: -1; each ``-v``/``--verbose``: +1) and the
+    other options, for Snakemake.
+
+    >>> split_verbosity(["-v", "--cores", "2"]), split_verbosity(["-q"]), split_verbosity([])
+    ((1, ['--cores', '2']), (-1, []), (0, []))
+    """
+    verbosity, rest = 0, []
+    for arg in args:
+        if arg in ("-q", "--quiet"):
+            verbosity = -1
+        elif arg == "--verbose" or re.fullmatch("-v+", arg):
+            verbosity = max(verbosity, 0) + (1 if arg == "--verbose" else len(arg) - 1)
+        else:
+            rest.append(arg)
+    return verbosity, rest
+
+
+#: Snakemake options with which it prints what was asked itself (a dry run's list of jobs, a
+#: lint, a summary...): Snakemake's own logger then, whatever the verbosity.
+LISTING = {"-n", "--dry-run", "--dryrun", "--lint", "--list", "-l", "--list-target-rules",
+           "--summary", "-S", "--detailed-summary", "-D", "--dag", "--rulegraph", "--filegraph",
+           "--d3dag", "--list-changes", "--lc", "--list-input-changes", "--li",
+           "--list-params-changes", "--lp", "--list-code-changes", "--list-untracked", "--lu",
+           "--unlock", "--cleanup-metadata", "--delete-all-output", "--delete-temp-output",
+           "--containerize", "--print-compilation", "--version", "-h", "--help"}
+
+
+def lists_itself(args: list[str]) -> bool:
+    """Whether Snakemake's options ``args`` ask it for a listing of its own (:data:`LISTING`,
+    or ``-n`` among short flags, as in ``-np``).
+
+    >>> lists_itself(["-np"]), lists_itself(["--cores", "2"])
+    (True, False)
+    """
+    return any(arg in LISTING or re.fullmatch("-[A-Za-z]*n[A-Za-z]*", arg) for arg in args)
+
+
 def _workflow(command: str, args: list[str]) -> int:
     """``run``, ``plan`` and ``report``: the campaign read strictly, then the workflow."""
     if args and args[0] in ("-h", "--help"):
         print(f"usage: pinbench {command} [CAMPAIGN.yaml] "
-              f"{'' if command == 'report' else '[SNAKEMAKE OPTIONS...]'}\n\n"
-              f"{WORKFLOW[command]}; without CAMPAIGN, the project's config/config.yaml.")
+              f"{'' if command == 'report' else '[-q | -v] [SNAKEMAKE OPTIONS...]'}\n\n"
+              f"{WORKFLOW[command]}; without CAMPAIGN, the project's config/config.yaml."
+              + ("" if command == "report" else
+                 "\n\n  -q, --quiet    print the closing lines only\n"
+                 "  -v, --verbose  print every job's lines, and Snakemake's listing of its jobs"))
         return 0
     path, rest = split_campaign(args)
+    verbosity, rest = split_verbosity(rest)
     project = Path.cwd()
     from pinbench.workflow import project as projects
 
@@ -136,9 +179,16 @@ def _workflow(command: str, args: list[str]) -> int:
             return 2
         return projects.rebuild_report(config, machines)
     os.environ.setdefault("PINBENCH_PROJECT", str(project))
+    from pinbench import events
+    from pinbench.workflow import snakemake_adapter, terminal
+
+    os.environ[events.VERBOSITY] = str(verbosity)
+    os.environ[terminal.COMMAND] = command
     snakemake_args = ["--snakefile", str(SNAKEFILE), *rest, "--configfile", str(path)]
     if command == "plan":
         snakemake_args[2:2] = projects.plan_targets(config, machines)
+    if verbosity < 1 and not lists_itself(rest):
+        snakemake_args += snakemake_adapter.use_logger()
     from snakemake.cli import main as snakemake_main
 
     return snakemake_main(snakemake_args) or 0

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from pinbench import events
 from pinbench.measure import environment
 from pinbench.measure.system import Snapshot
 from pinbench.native import NotBuilt
@@ -110,7 +111,8 @@ def building(config: dict, machine: campaign.Machine, wildcards, output: str,
         else None
     with build_stage.building(tree, layout.generated(wildcards.machine, tree),
                               lambda: campaign.build_sources(config, bench),
-                              lambda line: print(f"build {bench}: {line}", flush=True), copy):
+                              lambda line: events.tell(f"build {bench}: {line}", sys.stdout),
+                              copy):
         yield
     if traced:
         traced_build_done(bench, output, traced_build_log(config, wildcards.machine, bench))
@@ -181,7 +183,7 @@ def runtimes(runs: str, outputs, params) -> None:
     rows = compare_compilers(read_runs([Path(runs)]), params.compiled, params.compilers,
                              params.alpha)
     write_runtimes(rows, Path(outputs.table), Path(outputs.text))
-    print(Path(outputs.text).read_text(), end="", flush=True)
+    events.tell(Path(outputs.text).read_text().rstrip("\n"), sys.stdout)
 
 
 def explain(inputs, outputs, baseline: str, confidence: float) -> None:
@@ -206,7 +208,7 @@ def models(runs: str, table: str, summary: str, extrap: str, horizon: int,
                               Path(table), Path(summary), Path(explain) if explain else None)
     Path(log).write_text(text)
     if text.startswith("no scalability models"):
-        print(f"WARNING: {text.splitlines()[0]}", flush=True)
+        events.tell(events.warning("", f"WARNING: {text.splitlines()[0]}"), sys.stdout)
 
 
 def write_plan(placement_files, output: str) -> None:

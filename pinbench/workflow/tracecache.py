@@ -6,8 +6,10 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
+from pinbench import events
 from pinbench.measure import workdir
 from pinbench.results import traces
 from pinbench.results.layout import Layout, sidecar_path
@@ -48,8 +50,9 @@ def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> N
             return
     traces.record_failure(matrix, why)
     Path(log).write_text(why + "\n")
-    print(f"trace {wildcards.bench} t{wildcards.n} failed: {why}; the strategies that need its "
-          "affinity matrix are left out there, the others measured", flush=True)
+    events.tell(events.warning(f"trace {wildcards.bench} t{wildcards.n}", f"failed: {why}; the "
+                               "strategies that need its affinity matrix are left out there, "
+                               "the others measured"), sys.stdout)
 
 
 def _unshared(matrix: str, threads: int) -> str | None:
@@ -98,7 +101,8 @@ def _trace(config: dict, wildcards, binary: str, matrix: str, log: str) -> None:
                                 stderr=out, timeout=tracing["timeout_s"], cwd=start,
                                 exit_status=config["benchmarks"][wildcards.bench]["exit_status"])
             for warning in sidecar.get("warnings", []):
-                print(f"trace {wildcards.bench} t{wildcards.n}: WARNING: {warning}", flush=True)
+                events.tell(events.warning(f"trace {wildcards.bench} t{wildcards.n}:",
+                                           f"WARNING: {warning}"), sys.stdout)
             cached.parent.mkdir(parents=True, exist_ok=True)
             for source, target in ((matrix, cached), (sidecar_path(matrix), sidecar_path(cached))):
                 shutil.copyfile(source, target)
