@@ -141,9 +141,10 @@ def traced_build_done(bench: str, output: str, log: str) -> None:
     if Path(output).exists():
         return
     said = Path(log).read_text(errors="replace").splitlines()
-    print("\n".join(said[-20:]), file=sys.stderr)
-    print(f"build {bench} for tracing failed: the strategies that need its affinity matrix are "
-          f"left out, the others measured (log: {log})", file=sys.stderr, flush=True)
+    events.tell("\n".join(said[-20:]), sys.stderr)
+    events.tell(events.warning(f"build {bench} for tracing", "failed: the strategies that need "
+                               f"its affinity matrix are left out, the others measured (log: "
+                               f"{log})"), sys.stderr)
     traces.record_failed_build(output)
 
 
