@@ -315,6 +315,10 @@ def test_plan_lists_measured_and_planned_machines_placements_measuring_nothing(t
                               for n in (1, 2)]
         assert lines[1::3] == ["          os: not bound (the OS decides)"] * 4
         assert lines[2].startswith("     compact: ") and len(lines) == 12
+        # printed, machine by machine, with where it is; no listing of Snakemake's
+        assert f"machine {machine}:\n" + "\n".join(lines) in plan.stdout
+        assert f"plan: {(results / machine / 'plan.txt').resolve()}" in plan.stdout
+    assert "localrule" not in plan.stdout + plan.stderr and "nothing measured" not in plan.stdout
     placing = sorted(p.relative_to(results / "timings" / "place").as_posix()
                      for p in (results / "timings" / "place").rglob("*.tsv"))
     assert placing == ["here/crash/t1.tsv", "here/crash/t2.tsv", "here/spin/t1.tsv",
