@@ -97,8 +97,8 @@ def verdict_words(verdict: dict) -> str:
 def experiment_name(first: str, others: Sequence[str], most: int = 3) -> str:
     """An experiment by its first strategy and the ones it stands for.
 
-    >>> experiment_name("compact", ["scatter", "gp", "lpgp", "gplp"])
-    'compact (= scatter, gp, lpgp, ...)'
+    >>> experiment_name("compact", ["scatter", "s1", "s2", "s3"]), experiment_name("os", [])
+    ('compact (= scatter, s1, s2, ...)', 'os')
     """
     if not others:
         return first
