@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
