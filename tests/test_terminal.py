@@ -13,7 +13,7 @@ from snakemake_interface_logger_plugins.common import LogEvent
 from pinbench import events
 from pinbench.events import Told, warning
 from pinbench.measure.progress import Progress
-from pinbench.workflow import snakemake_logger, terminal
+from pinbench.workflow import outcome, snakemake_logger, terminal
 from pinbench.workflow.terminal import Terminal
 
 
@@ -146,3 +146,26 @@ def test_the_logger_plugin_feeds_the_display_and_prints_only_errors(monkeypatch,
     handler.emit(record(LogEvent.JOB_ERROR, logging.ERROR, "Error in rule measure"))
     handler.emit(record(None, logging.WARNING, "Incomplete files"))
     assert capsys.readouterr().err == "Error in rule measure\nIncomplete files\n"
+
+
+def verdict(**fields) -> dict:
+    """A row of ``verdicts.csv`` (as :func:`pinbench.stats.analyse.read_verdicts` types it):
+    no winner, no drift, unless ``fields`` say otherwise."""
+    return {"baseline": "os", "tests": 2, "best": "", "stands_for": "", "speedup_median": None,
+            "clear_winner": False, "best_report": "", "detectable": 1.21, "drift": False,
+            "printed_implausible": False} | fields
+
+
+def test_a_cells_verdict_names_the_report_wide_winner_and_its_own_apart():
+    won = dict(best="compact", stands_for="scatter gp", speedup_median=1.25)
+    assert outcome.verdict_words(verdict(**won, best_report="compact", clear_winner=True)) == \
+        "compact (= scatter, gp) 1.25x faster than os ★ (report-wide), a clear winner"
+    assert outcome.verdict_words(verdict(**won)) == \
+        "compact (= scatter, gp) 1.25x faster than os ☆ (this cell's own verdict)"
+    assert outcome.verdict_words(verdict(**won, best_report="random")) == (
+        "random faster than os ★ (report-wide); by the cell's own verdict compact (= scatter, "
+        "gp) 1.25x faster than os ☆")
+    assert outcome.verdict_words(verdict(drift=True)) == \
+        "no strategy faster than os (it could have found 1.21x); its runs drift"
+    assert outcome.verdict_words(verdict(tests=0, detectable=None)) == \
+        "no verdict: too few usable runs"

@@ -83,9 +83,11 @@ def verdict_words(verdict: dict) -> str:
     elif v["best"]:
         named = experiment_name(v["best"], v["stands_for"].split())
         speedup = f" {v['speedup_median']:.3g}x" if v["speedup_median"] else ""
-        text = (f"{named}{speedup} faster than {baseline} "
-                + ("★ (report-wide)" if v["best_report"] else "☆ (this cell's own verdict)")
-                + (", a clear winner" if v["clear_winner"] else ""))
+        own = f"{named}{speedup} faster than {baseline} ☆" + (
+            ", a clear winner" if v["clear_winner"] else "")
+        text = (own.replace(" ☆", " ★ (report-wide)") if v["best_report"] == v["best"] else
+                f"{v['best_report']} faster than {baseline} ★ (report-wide); by the cell's own "
+                f"verdict {own}" if v["best_report"] else f"{own} (this cell's own verdict)")
     elif not v["tests"]:
         text = "no verdict: too few usable runs"
     else:
