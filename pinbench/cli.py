@@ -1,7 +1,7 @@
 """The ``pinbench`` command: one entry point for every stage.
 
-    pinbench run [CAMPAIGN.yaml] [SNAKEMAKE OPTIONS...]   measure a campaign (default: the project's)
-    pinbench plan [CAMPAIGN.yaml] [SNAKEMAKE OPTIONS...]  every placement of every machine, no runs
+    pinbench run [CAMPAIGN.yaml] [-q|-v] [SNAKEMAKE OPTIONS...]   measure a campaign
+    pinbench plan [CAMPAIGN.yaml] [-q|-v] [SNAKEMAKE OPTIONS...]  every placement, no runs
     pinbench report [CAMPAIGN.yaml]                       the HTML report again, from the results
     pinbench place | trace | topology | matrix | system | remeasure | speeduptest | analyse
     pinbench compare A B | store add RESULTS_DIR ...
@@ -64,8 +64,8 @@ def usage() -> str:
     lines += [f"  {name:<12} {text}" for name, (_, text) in INSTALL.items()]
     lines += ["", "  pinbench --version     the version and commit",
               "  pinbench COMMAND --help",
-              "", "run and plan pass any other option to Snakemake (e.g. -n, --cores 4, "
-              "--executor slurm)."]
+              "", "run and plan print less with -q, every job's lines with -v, and pass any "
+              "other option to Snakemake (e.g. -n, --cores 4, --executor slurm)."]
     return "\n".join(lines)
 
 
