@@ -55,6 +55,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pinbench import events
+from pinbench.events import Told, warning
 from pinbench.measure import explain as explaining, interrupt, outputs as kept_outputs, verify
 from pinbench.measure import rebind
 from pinbench.measure import workdir
@@ -62,7 +64,7 @@ from pinbench.measure.journal import Journal, described
 from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
 from pinbench.measure.printed_time import number, read_time
-from pinbench.measure.progress import Campaign, Progress, duration
+from pinbench.measure.progress import Campaign, Progress, cell_name, duration
 from pinbench.measure.settings import (LAUNCHED, OPENMP, JobSettings, located, metric_regex,
                                        portable, time_key)
 from pinbench.measure.spawn import RunResult, base_environment, executable, prepare, run_once
@@ -343,7 +345,8 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
 
 @functools.cache
 def _say_uncounted_once(text: str) -> None:
-    print(f"pinbench: counters not counted on this machine: {text}", flush=True)
+    events.tell(warning("pinbench:", f"counters not counted on this machine: {text}"),
+                sys.stdout)
 
 
 def _say_uncounted(uncounted: dict[str, str]) -> None:
@@ -453,9 +456,9 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                                                          job=job)) as journal, \
                 Launcher() as launcher:
             if journal.set_aside:
-                say(f"{label} WARNING: the measurement changed ({journal.changed}): "
-                    f"{journal.set_aside_runs} finished runs set aside in {journal.set_aside}, "
-                    "not used, and measured again")
+                say(warning(label, f"WARNING: the measurement changed ({journal.changed}): "
+                            f"{journal.set_aside_runs} finished runs set aside in "
+                            f"{journal.set_aside}, not used, and measured again"))
             with (kept_outputs.Outputs(kept_outputs.folder(outputs, journal.fingerprint),
                                        journal.runs)
                   if outputs is not None else contextlib.nullcontext()) as kept, \
@@ -467,10 +470,13 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                                          extra, campaign, account)
         write_runs(records, out)
     printed = printed_share(records, job.time_share_expected).text()
-    say(f"{label} {failure_summary(records)}" + (f"; {printed}" if printed else ""))
+    say(Told(f"{label} {failure_summary(records)}" + (f"; {printed}" if printed else ""),
+             "done", cell=cell_name(job.machine, job.benchmark, job.threads),
+             runs=len(records), failed=sum(not r.ok for r in records)))
     if checked_a_wrapper(job, records):
-        say(f"{label} {job.argv[0]} runs no OpenMP itself (a wrapper?): the binding checked is "
-            "its own; `verify: openmp` on the benchmark checks the OpenMP programs it starts")
+        say(warning(label, f"{job.argv[0]} runs no OpenMP itself (a wrapper?): the binding "
+                    "checked is its own; `verify: openmp` on the benchmark checks the OpenMP "
+                    "programs it starts"))
     return records
 
 
@@ -515,11 +521,12 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
     if journaled:
         say(f"{label} resuming: {journaled} of {len(order)} runs already journaled")
         if journal.header.get("timer") != TIMER and journaled < len(order):
-            say(f"{label} WARNING: those runs were timed by an older launcher (Python's fork "
-                "path, about 2 ms more per run than the runs measured now); re-measure the "
-                "cell to time them all alike (README: re-measuring)")
+            say(warning(label, "WARNING: those runs were timed by an older launcher (Python's "
+                        "fork path, about 2 ms more per run than the runs measured now); "
+                        "re-measure the cell to time them all alike (README: re-measuring)"))
     progress = Progress(label, len(order), journaled, say, campaign,
-                        (job.machine, job.benchmark, job.threads))
+                        (job.machine, job.benchmark, job.threads),
+                        tell=events.tell if events.listening() else None)
     noisy = True  # before the first run: is the machine quiet?
     threshold, max_wait = job.quiet["threshold"], job.quiet["max_wait_s"]
     times: dict[str, list[float]] = {strategy: [] for strategy in measured}
@@ -539,9 +546,9 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
             waited, busy = wait_until_quiet(threshold, max_wait, check=interrupt.check) \
                 if noisy else (0.0, False)
             if busy and not busy_runs:
-                say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
-                    f"busy for {max_wait:g} s: measuring anyway "
-                    "(pinbench system names them; said once, the job's total at its end)")
+                say(warning(label, f"other processes kept more than {threshold:.0%} of the "
+                            f"CPUs busy for {max_wait:g} s: measuring anyway (pinbench system "
+                            "names them; said once, the job's total at its end)"))
             busy_runs, busy_s = busy_runs + busy, busy_s + waited
             with interrupt.journaling():  # a stop ends the run, or waits for its record
                 record = measure_one(job, strategy, rep, index, launcher, kept)
@@ -563,9 +570,9 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
             times[strategy].append(record.time_s)
         first = _failed_alike(first, "" if record.ok else record.failure, index)
         if first and index + 1 == max(len(measured), ALIKE_RUNS) and index + 1 < len(order):
-            say(f"{label} the first {index + 1} runs all failed alike ({first}): stopping, "
-                f"{len(order) - index - 1} runs not measured (fix the program; pinbench "
-                "remeasure measures the cell again)")
+            say(warning(label, f"the first {index + 1} runs all failed alike ({first}): "
+                        f"stopping, {len(order) - index - 1} runs not measured (fix the "
+                        "program; pinbench remeasure measures the cell again)"))
             progress.update(index + 1, strategy, measured=False, final=True)
             break
         if job.stopping and _stops(job.stopping, times, index, len(measured), len(order)):
@@ -741,5 +748,5 @@ class _ExplainedRuns:
         self.runs, self.wall_s = self.runs + 1, self.wall_s + (record.wall_s or 0.0)
         if not row["ok"] and not self.warned:
             self.warned = True
-            self.say(f"{self.label} explained run of {strategy} failed: {row['failure']}"
-                     " (the timing runs go on)")
+            self.say(warning(self.label, f"explained run of {strategy} failed: "
+                             f"{row['failure']} (the timing runs go on)"))

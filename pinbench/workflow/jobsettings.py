@@ -7,6 +7,7 @@ import os
 import shlex
 from pathlib import Path
 
+from pinbench import events
 from pinbench.measure.progress import cell_name
 from pinbench.measure.settings import Explain, JobSettings, time_setting
 from pinbench.native import NotBuilt
@@ -80,7 +81,7 @@ def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: s
         same_experiments(measured, placements, topology_xml), measured))
 
 
-def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:
+def with_ompt_tool(spec: str, machine: campaign.Machine, say=events.tell) -> str:
     """A measure spec with the OMPT tool that its explained runs need (checked on the
     measured machine: :func:`check_on_node`); when it is not built, one line says why and
     the job measures without explained runs."""
@@ -91,7 +92,8 @@ def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:
     try:
         tool = ompt_tool()
     except NotBuilt as exc:
-        say(f"explain {settings.benchmark} t{settings.threads}: no explained runs: {exc}")
+        say(events.warning(f"explain {settings.benchmark} t{settings.threads}:",
+                           f"no explained runs: {exc}"))
         tool = None
     return _text(settings.with_ompt_tool(tool))
 
