@@ -147,7 +147,9 @@ class Job(JobSettings):
             "plan": {"machine": self.machine, "benchmark": self.benchmark,
                      "threads": self.threads, "repetitions": self.repetitions,
                      "seed": self.seed, "order": self.order, "same_as": self.same_as,
-                     "stopping": self.stopping},
+                     "stopping": self.stopping,
+                     # the design: only when sequential
+                     **({"sequential": self.sequential} if self.sequential else {})},
         }
 
     def fingerprint_parts(self) -> dict[str, str]:
@@ -481,8 +483,11 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
                 f"(or up to a symmetry of the machine): one experiment, measured once "
                 f"as {strategy}")
     seed = derive_seed(job.seed, "order", job.machine, job.benchmark, job.threads)
-    order = rounds_order(measured, job.repetitions, seed) if job.stopping else \
-        run_order(measured, job.repetitions, job.order, seed)
+    order = rounds_order(measured, job.repetitions, seed) if job.stopping or job.sequential \
+        else run_order(measured, job.repetitions, job.order, seed)
+    design = _Sequential(job, measured, journal, label, say) if job.sequential and \
+        job.same_as.get(job.sequential["baseline"], job.sequential["baseline"]) in measured \
+        else None
     journaled_pairs = {pair for pair in order if pair in journal.runs}
     journaled = len(journaled_pairs)
     if journaled:
@@ -503,6 +508,11 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
     busy_runs, busy_s = 0, 0.0  # runs measured on a busy machine, and the waits before runs
     loop_started = time.monotonic()
     for index, (strategy, rep) in enumerate(order):
+        if design is not None and strategy in design.dropped:
+            progress.update(index + 1, strategy, measured=False, final=index + 1 == len(order))
+            if design.round_ends(order, index, times):
+                break
+            continue
         if extra is not None:
             extra.before(index)
         record = RunRecord(**journal.runs[(strategy, rep)]) \
@@ -541,6 +551,9 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
                 "remeasure measures the cell again)")
             progress.update(index + 1, strategy, measured=False, final=True)
             break
+        if design is not None and design.round_ends(order, index, times):
+            progress.update(index + 1, strategy, measured=False, final=True)
+            break
         if job.stopping and _stops(job.stopping, times, index, len(measured), len(order)):
             say(f"{label} every strategy's median known to within "
                 f"{job.stopping['precision']:.1%} after {rep + 1} rounds: stopping "
@@ -554,8 +567,55 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
         extra.finish()
         account["explained_runs"], account["explained_s"] = extra.runs, extra.wall_s
     account["loop_s"] += time.monotonic() - loop_started
-    return sorted((RunRecord(**run) for run in journal.runs.values()),
+    return sorted((RunRecord(**run) for run in journal.runs.values()
+                   if not run["strategy"].startswith("@")),
                   key=lambda record: record.order_index)
+
+
+#: The journal's lines of the sequential design's looks (its strategy; repetition: the round).
+LOOK = "@look"
+
+
+class _Sequential:
+    """The sequential design of a job (:mod:`pinbench.stats.sequential`): looks after the
+    rounds it names, says what it decided and dropped, journals each look (a line of
+    strategy :data:`LOOK`) and says when the cell is decided."""
+
+    def __init__(self, job: Job, measured: list[str], journal: Journal, label: str, say):
+        from pinbench.stats.sequential import Cell  # NumPy and SciPy: only for this design
+
+        settings = job.sequential
+        baseline = job.same_as.get(settings["baseline"], settings["baseline"])
+        self.cell = Cell(baseline, [s for s in measured if s != baseline], job.repetitions,
+                         settings["alpha"], settings.get("spending", "obf"))
+        self.journal, self.label, self.say = journal, label, say
+        self.dropped: set[str] = set()
+
+    def round_ends(self, order: list[tuple[str, int]], index: int,
+                   times: dict[str, list[float]]) -> bool:
+        """After pair ``index`` of ``order``: when it ends a round, look if one is due;
+        whether the cell is decided (it stops here)."""
+        rounds, total = order[index][1] + 1, len(order)
+        if index + 1 < total and order[index + 1][1] == rounds - 1:
+            return False
+        if not self.cell.is_look(rounds) or rounds == self.cell.maximum:
+            return False
+        lines = self.cell.look(rounds, times)
+        for line in lines:
+            self.say(f"{self.label} after {rounds} rounds: {line}")
+        comparisons = self.cell.comparisons
+        self.dropped = {name for name, c in comparisons.items() if c.dropped}
+        if (LOOK, rounds) not in self.journal.runs:
+            self.journal.append({"strategy": LOOK, "repetition": rounds, "order_index": index,
+                                 "decided": {n: c.decided for n, c in comparisons.items()
+                                             if c.decided},
+                                 "dropped": {n: c.dropped for n, c in comparisons.items()
+                                             if c.dropped}})
+        if self.cell.done():
+            self.say(f"{self.label} every comparison decided after {rounds} rounds of "
+                     f"{self.cell.maximum}: stopping ({total - index - 1} runs of {total} saved)")
+            return True
+        return False
 
 
 #: A job whose first max(this, strategies) runs (every strategy's first, in the shuffled

@@ -21,7 +21,8 @@ LAUNCHED, OPENMP = "launched", "openmp"
 #: Settings left out of the JSON at their default, so that a campaign that does not set them
 #: makes the text it made before they existed (the measure rule's params: Snakemake would
 #: re-run every measurement job): field -> default.
-OMITTED_AT_DEFAULT = {"cwd": None, "verify": LAUNCHED, "time_share_expected": None}
+OMITTED_AT_DEFAULT = {"cwd": None, "verify": LAUNCHED, "time_share_expected": None,
+                      "sequential": None}
 
 
 def located(argv: list[str] | None, binary: str) -> list[str] | None:
@@ -157,6 +158,10 @@ class JobSettings:
     #: the early-stopping rule (:mod:`pinbench.measure.stopping`): {"policy": "precision",
     #: "min": rounds, "precision": share of the median, "confidence": level}; None: every run
     stopping: dict | None = None
+    #: the sequential design (:mod:`pinbench.stats.sequential`): {"baseline": strategy,
+    #: "alpha": the level each comparison is decided at, "spending": function}; None: the
+    #: fixed design, every run
+    sequential: dict | None = None
     #: the benchmark's binary, whose bytes the fingerprint holds (default: ``argv[0]``)
     binary: str | None = None
     #: the exit statuses that mean success

@@ -56,8 +56,10 @@ VERDICT_COLUMNS = [
     "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_others", "clear_winner",
     "identical", "coincide", "detectable", "tests_report", "best_report", "p_report",
     "detectable_report", "drift", "drift_p", "drift_p_adjusted", "drift_tau", "run_order",
-    "noisy_runs", "printed_time", "printed_implausible",
+    "noisy_runs", "printed_time", "printed_implausible", "design",
 ]
+#: Columns added since the analysis's format: a file without one reads as this value.
+ADDED_COLUMNS = {"design": "fixed"}
 COMPARISON_COLUMNS = [
     "machine", "benchmark", "threads", "strategy", "experiment", "same_as_baseline", "runs",
     "baseline_runs", "speedup_median", "noise", "p_raw", "p_adjusted", "faster", "detectable",
@@ -68,7 +70,8 @@ COMPARISON_COLUMNS = [
 def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
                    topologies: dict[str, Topology] | None = None, order: Sequence[str] = (),
                    quiet_threshold: float = QUIET["threshold"],
-                   time_shares: dict[str, float] | None = None) -> tuple[list[dict], list[dict]]:
+                   time_shares: dict[str, float] | None = None,
+                   sequential: dict | None = None) -> tuple[list[dict], list[dict]]:
     """The verdict rows and the comparison rows of every (machine, benchmark, threads),
     each cell's decision beside the report-wide one, drift flags adjusted over the jobs.
 
@@ -77,9 +80,13 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     the cell's printed times against its wall times, ``printed_implausible``: whether that
     leaves it without a verdict (:mod:`pinbench.results.printed_share`; ``time_shares``:
     benchmark -> its ``time_share_expected``; None: the times are not checked, the verdicts
-    are on a counter).
+    are on a counter). ``sequential``: the campaign's sequential design
+    (:func:`pinbench.workflow.jobsettings.sequential_design` and its ``maximum``
+    repetitions), whose verdicts replay its looks (:func:`pinbench.stats.sequential.analysis_test`);
+    None: the fixed design. Each verdict names its ``design``.
     """
     from pinbench.stats.drift import across_jobs, drift
+    from pinbench.stats.sequential import analysis_test
     from pinbench.stats.verdicts import cell_verdict, report_wide
 
     trees = topologies or {}
@@ -95,7 +102,9 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
         names = {"machine": machine, "benchmark": bench, "threads": threads}
         printed = None if time_shares is None else printed_share(runs, time_shares.get(bench))
         implausible = printed is not None and printed.implausible
-        row = cell_verdict(runs, baseline, alpha, key, order, test=not implausible) | drift(runs)
+        row = cell_verdict(runs, baseline, alpha, key, order, test=not implausible,
+                           compare=sequential and analysis_test(sequential)) | drift(runs)
+        row["design"] = "sequential" if sequential else "fixed"
         row["printed_time"] = printed.text() if printed else ""
         row["printed_implausible"] = implausible
         row["noisy_runs"] = sum((r.other_cpu or 0) > quiet_threshold for r in runs)
@@ -118,13 +127,15 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
             confidence: float, benchmark_weights: dict[str, float] | None = None,
             seed: int = 0, topologies: dict[str, Topology] | None = None,
             order: Sequence[str] = (), quiet_threshold: float = QUIET["threshold"],
-            metric: str = "time", time_shares: dict[str, float] | None = None) -> str:
+            metric: str = "time", time_shares: dict[str, float] | None = None,
+            sequential: dict | None = None) -> str:
     """Write every file of :data:`STATS_FILES` (``outputs``: kind -> path); return Tables 1-3.
 
     ``order``: the campaign's strategies (the first of identical ones names the experiment);
     ``metric``: what every test and table is on, the run time or a counter
     (:func:`pinbench.results.runs.on_metric`; lower is better); ``time_shares``: benchmark
-    -> its ``time_share_expected``, where a benchmark sets one.
+    -> its ``time_share_expected``, where a benchmark sets one; ``sequential``: the
+    sequential design (:func:`verdict_tables`).
     """
     from pinbench.stats.tables import (CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table,
                                        tables_text)
@@ -134,7 +145,8 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     summary = summary_table(cells, baseline, confidence, benchmark_weights)
     verdicts, comparisons = verdict_tables(records, baseline, 1 - confidence, topologies, order,
                                            quiet_threshold,
-                                           (time_shares or {}) if metric == "time" else None)
+                                           (time_shares or {}) if metric == "time" else None,
+                                           sequential)
     _write_csv(cells, CELL_COLUMNS, outputs["cells"])
     _write_csv(summary, SUMMARY_COLUMNS, outputs["summary"])
     _write_csv(verdicts, VERDICT_COLUMNS, outputs["verdicts"])
@@ -158,12 +170,15 @@ def _typed_rows(path: Path, columns: list[str], ints: tuple[str, ...], floats: t
     """The rows of one of the analysis's tables, numbers and flags typed (empty: None)."""
     with Path(path).open(newline="") as handle:
         reader = csv.DictReader(handle)
-        missing = [name for name in columns if name not in (reader.fieldnames or [])]
+        missing = [name for name in columns if name not in (reader.fieldnames or [])
+                   and name not in ADDED_COLUMNS]
         if missing:
             raise ValueError(f"{path} has no column {missing[0]!r}: it was written by another "
                              "version of pinbench (pinbench run analyses the runs again)")
         rows = list(reader)
     for row in rows:
+        for name in set(ADDED_COLUMNS) & set(columns):
+            row.setdefault(name, ADDED_COLUMNS[name])
         for name in ints:
             row[name] = int(row[name])
         for name in floats:

@@ -347,12 +347,11 @@ def repetitions_warning(config: dict, machines: dict[str, Machine]) -> str:
     """
     runs = config["stopping"]["min"] if config["stopping"] else config["repetitions"]
     tested = len(config["strategies"]) - 1
-    cells = sum(len(config["benchmarks"]) * len(m.threads) for m in machines.values()
-                if m.measure)
     alpha = 1 - config["confidence"]
     field = "stopping.min" if config["stopping"] else "repetitions"
-    for tests, where in ((tested, "in a cell"), (tested * cells, "over the whole report")):
-        if cells and tests and smallest_p(runs, runs) > alpha / tests:
+    everywhere = report_tests(config, machines)
+    for tests, where in ((tested, "in a cell"), (everywhere, "over the whole report")):
+        if everywhere and tests and smallest_p(runs, runs) > alpha / tests:
             least = least_repetitions(tests, alpha)
             return (f"{field}: with {runs} runs per strategy no strategy can be found faster "
                     f"than the baseline {where} ({tests} tests, Holm at {alpha:.2g}: the "
@@ -361,6 +360,14 @@ def repetitions_warning(config: dict, machines: dict[str, Machine]) -> str:
                     + (f"{least} runs per strategy can" if least else
                        "no number of runs can, with this many tests"))
     return ""
+
+
+def report_tests(config: dict, machines: dict[str, Machine]) -> int:
+    """The most tests the report can make: every strategy but the baseline in every measured
+    cell (identical placements, tested once, make fewer)."""
+    cells = sum(len(config["benchmarks"]) * len(m.threads) for m in machines.values()
+                if m.measure)
+    return (len(config["strategies"]) - 1) * cells
 
 
 def own_placements(entries: dict) -> dict[str, UserPlacement]:
@@ -629,6 +636,9 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
                                                                 config["weights"])
     except ParamsError as exc:
         raise ConfigError(str(exc)) from None
+    if config["stopping"] and config["design"] == "sequential":
+        raise ConfigError("stopping: the sequential design stops each cell on its verdict; "
+                          "a stopping rule on precision goes with design: fixed only")
     if config["stopping"] and config["stopping"]["min"] > config["repetitions"]:
         raise ConfigError(f"stopping.min: {config['stopping']['min']} rounds before stopping is "
                           f"more than the {config['repetitions']} repetitions")
@@ -642,6 +652,8 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     _check_sockets(config, machines)
     _check_own_placements(config, machines)
     _check_policies(config, machines)
+    # the sequential design decides each comparison at alpha over the report's tests
+    config["report_tests"] = report_tests(config, machines)
     return config, machines
 
 

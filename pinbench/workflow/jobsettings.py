@@ -60,7 +60,19 @@ def job_settings(config: dict, machine: str, bench: str, threads: int, binary: s
         strategies=config["strategies"] if strategies is None else strategies,
         same_as=same_as or {}, quiet=config["quiet"],
         stopping=config["stopping"] and config["stopping"] | {"confidence": config["confidence"]},
+        sequential=sequential_design(config),
         explain=explain, cwd=entry.get("cwd"), verify=entry["verify"])
+
+
+def sequential_design(config: dict, maximum: bool = False) -> dict | None:
+    """The job's sequential design (:mod:`pinbench.stats.sequential`), None for the fixed
+    one: each comparison decided at alpha over the report's tests (its first Holm level);
+    ``maximum``: with the design's ``maximum`` rounds too (the analysis')."""
+    if config["design"] != "sequential":
+        return None
+    return {"baseline": config["baseline"], "spending": "obf",
+            "alpha": (1 - config["confidence"]) / max(config["report_tests"], 1)} | (
+                {"maximum": config["repetitions"]} if maximum else {})
 
 
 def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,

@@ -28,7 +28,7 @@ from pinbench.results.runs import read_runs, write_runs
 from pinbench.results.explained import read_explained
 from pinbench.topology import load, parse_xml, save
 from pinbench.trace.build import traced_build_flags
-from pinbench.workflow import building as build_stage, campaign
+from pinbench.workflow import building as build_stage, campaign, jobsettings
 from pinbench.workflow.places import check_on_node
 from pinbench.workflow.tracecache import traced_build_log
 from pinbench.stats import analyse as stats_analysis, explain as explain_stats
@@ -160,6 +160,7 @@ def analyse_options(config: dict) -> dict:
             "confidence": config["confidence"], "benchmark_weights": config["weights"],
             "seed": config["seed"], "order": config["strategies"],
             "quiet_threshold": config["quiet"]["threshold"], "metric": config["metric"],
+            "sequential": jobsettings.sequential_design(config, maximum=True),
             "time_shares": {name: bench["time_share_expected"]
                             for name, bench in config["benchmarks"].items()
                             if "time_share_expected" in bench}}
