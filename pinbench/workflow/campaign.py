@@ -652,8 +652,6 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     _check_sockets(config, machines)
     _check_own_placements(config, machines)
     _check_policies(config, machines)
-    # the sequential design decides each comparison at alpha over the report's tests
-    config["report_tests"] = report_tests(config, machines)
     return config, machines
 
 
