@@ -43,15 +43,16 @@ PLACEMENTS = {"os": placement("os", None), "compact": placement("compact", TWO_P
               "scatter": placement("scatter", TWO_PUS)}
 
 
-def planted(factors: dict[str, float], seed: int = 3):
-    """A measure_one that times each strategy's runs as its factor x lognormal noise (2%)."""
+def planted(factors: dict[str, float], seed: int = 3, other_cpu: float | None = None):
+    """A measure_one that times each strategy's runs as its factor x lognormal noise (2%)
+    (``other_cpu``: what each run says other processes used)."""
     rng = random.Random(seed)
 
     def measure_one(job, strategy, rep, index, launcher=None, kept=None):
         time_s = factors.get(strategy, 1.0) * math.exp(0.02 * rng.gauss(0, 1))
         return RunRecord(job.machine, job.benchmark, job.threads, strategy, rep, index, True, "",
                          time_s, "wall", time_s, time_s, 0.0, 0, False, True, "n/a", "", "",
-                         0.0, "", "")
+                         0.0, "", "", other_cpu=other_cpu)
     return measure_one
 
 

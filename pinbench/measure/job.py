@@ -23,10 +23,12 @@ With a ``stopping`` rule (:mod:`pinbench.measure.stopping`) the runs go in
 rounds and the job may end before ``repetitions`` rounds; resumed, it replays
 the rule on the journaled runs, so it stops where it would have.
 
-Before a run, if the previous run saw other processes use more than
-``quiet.threshold`` of the CPUs (or before the first run), the launcher waits
-for the machine to be quiet, at most ``quiet.max_wait_s``; each run records
-the wait and the share others used during it (``other_cpu``).
+The runs are measured under whatever load other processes put on the machine; each run
+records the share of the CPUs they used during it (``other_cpu``; above ``quiet.threshold``
+the run is marked in the report) and the wait before it. Only when the runs in a row of the
+last ``quiet.busy_s`` seconds all had others above the threshold does the launcher wait for
+the machine to be quiet, at most ``quiet.max_wait_s``, then measure on; the job says once, at
+its end, how many runs were measured on a busy machine and how long it waited.
 
 With ``explain`` (:mod:`pinbench.measure.explain`) the job also makes explained runs:
 each measured strategy ``explain.repetitions`` times under the OMPT tool, and, as the
@@ -62,8 +64,8 @@ from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
 from pinbench.measure.printed_time import number, read_time
 from pinbench.measure.progress import Campaign, Progress, duration
-from pinbench.measure.settings import (LAUNCHED, OPENMP, JobSettings, located, metric_regex,
-                                       portable, time_key)
+from pinbench.measure.settings import (LAUNCHED, OPENMP, QUIET, JobSettings, located,
+                                       metric_regex, portable, time_key)
 from pinbench.measure.spawn import RunResult, base_environment, executable, prepare, run_once
 from pinbench.measure.stopping import precise_enough, rounds_order
 from pinbench.measure.system import wait_until_quiet
@@ -498,14 +500,15 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
                 "cell to time them all alike (README: re-measuring)")
     progress = Progress(label, len(order), journaled, say, campaign,
                         (job.machine, job.benchmark, job.threads))
-    noisy = True  # before the first run: is the machine quiet?
     threshold, max_wait = job.quiet["threshold"], job.quiet["max_wait_s"]
+    busy_for = job.quiet.get("busy_s", QUIET["busy_s"])
+    busy = 0.0  # seconds of the last runs in a row during which others used > threshold
     times: dict[str, list[float]] = {strategy: [] for strategy in measured}
     if extra is not None:
         extra.plan(measured, stands_for, len(order))
     account = new_account() if account is None else account
     first = ""  # the failure every run so far had alike ("" once one differs or succeeds)
-    busy_runs, busy_s = 0, 0.0  # runs measured on a busy machine, and the waits before runs
+    noisy_runs, waits, waited_s = 0, 0, 0.0  # runs on a busy machine; the waits before runs
     loop_started = time.monotonic()
     for index, (strategy, rep) in enumerate(order):
         if design is not None and strategy in design.dropped:
@@ -519,18 +522,16 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
             if (strategy, rep) in journal.runs else None
         if record is None:
             interrupt.check()
-            waited, busy = wait_until_quiet(threshold, max_wait, check=interrupt.check) \
-                if noisy else (0.0, False)
-            if busy and not busy_runs:
-                say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
-                    f"busy for {max_wait:g} s: measuring anyway "
-                    "(pinbench system names them; said once, the job's total at its end)")
-            busy_runs, busy_s = busy_runs + busy, busy_s + waited
+            waited = 0.0
+            if busy >= busy_for:  # busy for long: wait for it to calm down, once, then measure
+                waited = wait_until_quiet(threshold, max_wait, check=interrupt.check)[0]
+                busy, waits, waited_s = 0.0, waits + 1, waited_s + waited
             with interrupt.journaling():  # a stop ends the run, or waits for its record
                 record = measure_one(job, strategy, rep, index, launcher, kept)
                 record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
                 journal.append(record.as_row())
             noisy = record.other_cpu is not None and record.other_cpu > threshold
+            busy, noisy_runs = busy + (record.wall_s or 0.0) if noisy else 0.0, noisy_runs + noisy
             account["runs"] += 1
             account["measuring_s"] += record.wall_s or 0.0
             account["quiet_wait_s"] += waited
@@ -560,9 +561,10 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
                 f"({len(order) - index - 1} runs of {len(order)} saved)")
             progress.update(index + 1, strategy, measured=False, final=True)
             break
-    if busy_runs:
-        say(f"{label} {busy_runs} of its runs measured on a busy machine, after waiting "
-            f"{duration(busy_s)} in all for it to be quiet")
+    if noisy_runs or waits:
+        say(f"{label} {noisy_runs} runs measured while other processes used more than "
+            f"{threshold:.0%} of the CPUs (marked L); waited {duration(waited_s)} in all "
+            f"({waits} waits, each after {busy_for:g} s busy; pinbench system names them)")
     if extra is not None:
         extra.finish()
         account["explained_runs"], account["explained_s"] = extra.runs, extra.wall_s

@@ -13,8 +13,9 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 
-#: The default quiet policy: others may use 10% of the CPUs; wait at most 10 s for less.
-QUIET = {"threshold": 0.10, "max_wait_s": 10.0}
+#: The default quiet policy: runs during which others use more than 10% of the CPUs are
+#: marked; only after 60 s of such runs in a row, wait at most 10 s for less.
+QUIET = {"threshold": 0.10, "max_wait_s": 10.0, "busy_s": 60.0}
 #: Whose binding is verified (a benchmark's ``verify``): the process the run command starts
 #: (the default), or the processes below it that run OpenMP (the command is a wrapper).
 LAUNCHED, OPENMP = "launched", "openmp"
@@ -153,7 +154,8 @@ class JobSettings:
     strategies: list[str]
     #: strategy -> the strategy whose experiment it is (identical placements, measured once)
     same_as: dict[str, str] = field(default_factory=dict)
-    #: when to wait before a run: {"threshold": share of the CPUs, "max_wait_s": seconds}
+    #: when to wait before a run: {"threshold": share of the CPUs, "max_wait_s": seconds,
+    #: "busy_s": seconds of busy runs in a row before a wait}
     quiet: dict[str, float] = field(default_factory=lambda: dict(QUIET))
     #: the early-stopping rule (:mod:`pinbench.measure.stopping`): {"policy": "precision",
     #: "min": rounds, "precision": share of the median, "confidence": level}; None: every run
