@@ -151,7 +151,7 @@ class _Serial:
 
 def grid(name: str) -> list[tuple[Condition, int]]:
     """The conditions and how many campaigns each: ``small`` (a minute), ``full``."""
-    campaigns = 100 if name == "full" else 8
+    campaigns = 40 if name == "full" else 8
     return [(Condition("H0: nothing differs"), 4 * campaigns),
             (Condition("s1 2% faster", planted={"s1": 0.98}), campaigns),
             (Condition("s1 5% faster", planted={"s1": 0.95}), campaigns),
