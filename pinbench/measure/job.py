@@ -21,7 +21,11 @@ header against the job.
 
 With a ``stopping`` rule (:mod:`pinbench.measure.stopping`) the runs go in
 rounds and the job may end before ``repetitions`` rounds; resumed, it replays
-the rule on the journaled runs, so it stops where it would have.
+the rule on the journaled runs, so it stops where it would have. So does the sequential
+design (``sequential``: :mod:`pinbench.stats.sequential`): after the rounds of each look the
+job decides each comparison with the baseline, drops the experiments that can no longer win
+(each look journaled as a line of strategy :data:`LOOK`) and stops once every comparison
+left is decided.
 
 The runs are measured under whatever load other processes put on the machine; each run
 records the share of the CPUs they used during it (``other_cpu``; above ``quiet.threshold``

@@ -60,12 +60,8 @@ from pinbench.stats.sample_size import MIN_N
 if TYPE_CHECKING:
     from pinbench.stats.verdicts import Experiment
 
-#: The designs a campaign may choose (``design:``).
-DESIGNS = ("fixed", "sequential")
 #: Looks of a cell, the last at the design's maximum.
 LOOKS = 5
-#: The spending functions: O'Brien-Fleming type (the default) and Pocock type.
-SPENDING = ("obf", "pocock")
 #: Levels (one-sided) at which the nominal levels are tabulated, for :func:`sequential_p`.
 _LEVELS = np.logspace(-12, math.log10(0.5), 121)
 #: The numerical integration's grid: points per unit of z, and where the tails are cut
