@@ -1,6 +1,7 @@
 """The sequential design: its boundaries against published values, a measuring job that stops
 on a planted effect and runs to its maximum without one, and a tiny simulation of both designs
 (the full figures: ``python -m pinbench.stats.simulate_sequential``)."""
+import csv
 import json
 import math
 import random
@@ -11,6 +12,7 @@ from test_launcher import TWO_PUS, job, placement
 import pinbench.measure.job as measuring
 from pinbench.measure.job import LOOK, run_job
 from pinbench.results.runs import RunRecord
+from pinbench.stats.analyse import VERDICT_COLUMNS, read_verdicts, verdict_tables
 from pinbench.stats import sequential
 from pinbench.stats.sequential import boundaries, fractions_of, look_rounds, sequential_p, spent
 
@@ -81,6 +83,24 @@ def test_a_job_stops_early_on_a_large_effect_and_drops_the_loser(monkeypatch, tm
                for line in said)
     assert looks and looks[-1]["decided"]["compact"] == "faster"
     assert "scatter" in looks[-1]["dropped"]  # the journal says so too
+    # the analysis replays the looks: compact faster at the job's level, in the cell and over
+    # the report, and the verdict says which design made it
+    design = {"baseline": "os", "alpha": 0.05 / 12, "spending": "obf", "maximum": 20}
+    [verdict], comparisons = verdict_tables(records, "os", 0.05, sequential=design)
+    assert verdict["design"] == "sequential" and verdict["best_report"] == "compact"
+    assert next(c for c in comparisons if c["strategy"] == "compact")["p_raw"] <= 0.05 / 12
+
+
+def test_a_verdicts_file_without_the_design_column_reads_as_the_fixed_design(tmp_path):
+    columns = [c for c in VERDICT_COLUMNS if c != "design"]
+    row = dict.fromkeys(columns, "") | {"machine": "m", "benchmark": "b", "threads": "2",
+                                        "tests": "1", "tests_report": "1", "noisy_runs": "0"}
+    path = tmp_path / "verdicts.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, columns)
+        writer.writeheader()
+        writer.writerow(row)
+    assert read_verdicts(path)[0]["design"] == "fixed"
 
 
 def test_a_job_without_an_effect_runs_to_its_maximum(monkeypatch, tmp_path):

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from pinbench.stats.attainable import DRAWS
 from pinbench.stats.sample_size import MIN_N
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 #: Looks of a cell, the last at the design's maximum.
 LOOKS = 5
 #: Levels (one-sided) at which the nominal levels are tabulated, for :func:`sequential_p`.
-_LEVELS = np.logspace(-12, math.log10(0.5), 121)
+_LEVELS = np.logspace(-12, math.log10(0.5), 61)
 #: The numerical integration's grid: points per unit of z, and where the tails are cut
 #: (the standard normal's mass beyond them is below 1e-18 and 1e-32).
 _PER_UNIT, _LOW, _HIGH = 16, -9.0, 12.0
@@ -134,17 +134,13 @@ def boundaries(fractions: tuple[float, ...], alpha: float, spending: str = "obf"
                 return float(weights @ (density * stats.norm.sf(
                     (c * math.sqrt(t) - grid * math.sqrt(before)) / step)))
 
-            low, high = -5.0, 40.0
-            if share <= 0 or crossing(high) >= share:
+            if share <= 0 or crossing(40.0) >= share:
                 c = math.inf
             else:
-                for _ in range(45):
-                    middle = (low + high) / 2
-                    low, high = (middle, high) if crossing(middle) > share else (low, middle)
-                c = high
+                c = optimize.brentq(lambda z: crossing(z) - share, -5.0, 40.0, xtol=1e-10)
             new = _grid(c)
-            kernel = stats.norm.pdf((new[:, None] * math.sqrt(t) - grid[None, :]
-                                     * math.sqrt(before)) / step) * math.sqrt(t) / step
+            z = (new[:, None] * math.sqrt(t) - grid[None, :] * math.sqrt(before)) / step
+            kernel = np.exp(-0.5 * z * z) * (math.sqrt(t) / step / math.sqrt(2 * math.pi))
             grid, density = new, kernel @ (weights * density)
         weights = _simpson(grid)
         bounds.append(c)
