@@ -254,6 +254,7 @@ class Cell:
         return [self.baseline] + [e for e in self.experiments if not self.comparisons[e].dropped]
 
     def is_look(self, rounds: int) -> bool:
+        """Whether the cell looks after ``rounds`` rounds."""
         return rounds in self.rounds
 
     def look(self, rounds: int, times: dict[str, list[float]]) -> list[str]:
