@@ -8,7 +8,11 @@ for a look), timing each call from outside (spawn to exit). Then, per design: th
 measured (the runs table's rows), the call's wall time and the measuring processes' own
 time (their accounts: :meth:`Layout.account`), the quiet waits; and per cell (machine,
 benchmark, threads) whether both designs name the same strategy faster, report-wide (★)
-and by the cell's own verdict (☆), or both none.
+and by the cell's own verdict (☆), or both none. Two campaigns measure different runs, under
+whatever load each met; so the sequential rule is also replayed on the fixed campaign's own
+runs (each strategy's in their order standing for its rounds), and its report-wide verdicts
+compared with the fixed design's on the same runs, as analysed today (one-sided) and with the
+sequential design's test at one look (two-sided with a sign).
 
 ``--private-lock`` measures under a lock of its own, so that another campaign on a shared
 machine does not hold this one's jobs (their runs then overlap: say so beside the times).
@@ -20,7 +24,9 @@ Usage: ``.venv/bin/python perf/sequential_design.py [--configfile FILE] [--priva
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
+import dataclasses
 import json
 import os
 import shutil
@@ -33,6 +39,7 @@ from pathlib import Path
 import yaml
 
 from pinbench.results.layout import Layout
+from pinbench.workflow import campaign
 
 ROOT = Path(__file__).resolve().parent.parent
 DESIGNS = ("fixed", "sequential")
@@ -65,6 +72,44 @@ def measure(config: dict, folder: Path, env: dict[str, str]) -> dict:
             "dropped": proc.stdout.count(" dropped: ")}
 
 
+def replay(config: dict, report_tests: int) -> tuple[dict, int]:
+    """The sequential design's job rule and analysis on the fixed campaign's runs: each
+    strategy's successful runs in their order stand for its rounds (the verdicts by cell, and
+    the runs the rule keeps)."""
+    from pinbench.results.runs import read_runs
+    from pinbench.stats.analyse import verdict_tables
+    from pinbench.stats.sequential import stopping_rounds
+
+    fixed = config | {"campaign": f"{config['campaign']}-fixed"}
+    records = read_runs([ROOT / Layout.of(fixed["campaign"]).all_runs])
+    alpha = 1 - config.get("confidence", 0.95)
+    design = {"baseline": config.get("baseline", "os"), "alpha": alpha / report_tests,
+              "maximum": config.get("repetitions", 35)}
+    kept = []
+    for cell in sorted({(r.machine, r.benchmark, r.threads) for r in records}):
+        runs = sorted((r for r in records if (r.machine, r.benchmark, r.threads) == cell
+                       and r.counts), key=lambda r: r.order_index)
+        mine = {s: [r for r in runs if r.strategy == s] for s in dict.fromkeys(
+            r.strategy for r in runs)}
+        if design["baseline"] not in mine or min(map(len, mine.values())) < design["maximum"]:
+            kept += runs  # failed runs: not replayed
+            continue
+        rounds = stopping_rounds(design["baseline"], {s: [r.time_s for r in rs]
+                                                      for s, rs in mine.items()},
+                                 design["maximum"], design["alpha"])
+        kept += [dataclasses.replace(r, repetition=k) for s, rs in mine.items()
+                 for k, r in enumerate(rs[:rounds[s]])]
+    verdicts, _ = verdict_tables(kept, design["baseline"], alpha,
+                                 order=config.get("strategies", ()), sequential=design)
+    # the same test at one look on every run: the fixed design, two-sided with a sign
+    two_sided, _ = verdict_tables(records, design["baseline"], alpha,
+                                  order=config.get("strategies", ()),
+                                  sequential=design | {"looks": 1})
+    return ({(v["machine"], v["benchmark"], str(v["threads"])): v for v in verdicts},
+            {(v["machine"], v["benchmark"], str(v["threads"])): v for v in two_sided},
+            len(kept))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configfile", help="the campaign (default: config/config.yaml)")
@@ -73,7 +118,8 @@ def main() -> int:
     args = parser.parse_args()
     config = yaml.safe_load(Path(args.configfile or ROOT / "config" / "config.yaml").read_text())
     env = dict(os.environ)
-    found = {}
+    loaded, machines = campaign.load_campaign(copy.deepcopy(config), ROOT)
+    found = {"report_tests": campaign.report_tests(loaded, machines)}
     with tempfile.TemporaryDirectory() as tmp:
         if args.private_lock:
             env["PINBENCH_LOCK"] = str(Path(tmp) / "machine.lock")
@@ -98,6 +144,17 @@ def main() -> int:
             if cell not in same:
                 print(f"  {'/'.join(cell)}: fixed {fixed.get(cell, {}).get(column) or 'none'}, "
                       f"sequential {sequential.get(cell, {}).get(column) or 'none'}")
+    replayed, two_sided, runs = replay(config, found["report_tests"])
+    print(f"the sequential rule replayed on the fixed campaign's runs (each strategy's in "
+          f"their order): {runs} of {found['fixed']['runs']} runs")
+    for name, other in (("fixed", fixed), ("fixed, two-sided", two_sided)):
+        same = [c for c in cells if c in other and c in replayed
+                and other[c]["best_report"] == replayed[c]["best_report"]]
+        print(f"  report-wide verdicts as the {name} design's on the same runs in {len(same)} "
+              f"of {len(cells)} cells"
+              + "".join(f"; {'/'.join(c)}: {name} {other[c]['best_report'] or 'none'}, "
+                        f"sequential {replayed.get(c, {}).get('best_report') or 'none'}"
+                        for c in cells if c not in same))
     ratio = found["fixed"]["runs"] / max(found["sequential"]["runs"], 1)
     wall = found["fixed"]["wall_s"] / max(found["sequential"]["wall_s"], 1e-9)
     print(f"# fixed / sequential: runs {ratio:.2f}x, wall time {wall:.2f}x")

@@ -295,6 +295,24 @@ class Cell:
         return all(self.comparisons[e].decided for e in self.measured[1:])
 
 
+def stopping_rounds(baseline: str, times: dict[str, list[float]], maximum: int, alpha: float
+                    ) -> dict[str, int]:
+    """The rounds each experiment of a cell runs under the job's rule (:class:`Cell`), from
+    every experiment's run times of all ``maximum`` rounds in round order (a simulation, or a
+    fixed-design campaign replayed)."""
+    cell = Cell(baseline, [s for s in times if s != baseline], maximum, alpha)
+    done = dict.fromkeys(times, maximum)
+    for n in cell.rounds[:-1]:
+        measured = cell.measured
+        cell.look(n, {s: times[s][:n] for s in measured})
+        for s in measured[1:]:
+            if cell.comparisons[s].dropped:
+                done[s] = n
+        if cell.done():
+            return {s: min(done[s], n) for s in times}
+    return done
+
+
 def analysis_test(design: dict) -> Callable[[Experiment, Experiment], float]:
     """The analysis' p-value of an experiment being faster than the baseline under the
     sequential ``design`` (:func:`pinbench.workflow.jobsettings.sequential_design`, with its

@@ -12,7 +12,7 @@ twice from the same stream of noise:
   Brunner-Munzel by permutation, Holm over the report: ``fixed, one-sided``), and with the
   sequential design's test at one look (two-sided with a sign, each side at alpha / 2:
   ``fixed, two-sided``), the like-for-like comparison;
-- **sequential**: the job's rule (:class:`pinbench.stats.sequential.Cell`: looks every
+- **sequential**: the job's rule (:func:`pinbench.stats.sequential.stopping_rounds`: looks every
   n / 5 rounds, O'Brien-Fleming-type spending at alpha / m_report per comparison, drops),
   then the analysis' replay of its looks (:func:`pinbench.stats.sequential.analysis_test`)
   with Holm over the report.
@@ -35,7 +35,7 @@ import numpy as np
 from pinbench.results.runs import RunRecord
 from pinbench.stats.analyse import verdict_tables
 from pinbench.stats.proportion import wilson_interval
-from pinbench.stats.sequential import Cell, look_rounds
+from pinbench.stats.sequential import look_rounds, stopping_rounds
 from pinbench.stats.simulate import BASELINE, _record
 
 DESIGNS = ("fixed, one-sided", "fixed, two-sided", "sequential")
@@ -73,22 +73,6 @@ def _records(bench: str, times: dict[str, list[float]], rounds: dict[str, int]
             for k, s in enumerate(times) for r in range(rounds[s])]
 
 
-def sequential_rounds(condition: Condition, times: dict[str, list[float]], alpha: float
-                      ) -> dict[str, int]:
-    """The rounds each strategy of one cell runs under the sequential design's job rule."""
-    cell = Cell(BASELINE, condition.names, condition.n, alpha)
-    done = {s: condition.n for s in times}
-    for n in look_rounds(condition.n)[:-1]:
-        measured = cell.measured
-        cell.look(n, {s: times[s][:n] for s in measured})
-        for s in measured:
-            if cell.comparisons.get(s) and cell.comparisons[s].dropped:
-                done[s] = n
-        if cell.done():
-            return {s: min(done[s], n) for s in times}
-    return done
-
-
 def one_campaign(condition: Condition, alpha: float, seed: int) -> dict[str, tuple]:
     """(false claims, planted found, runs) of each design on one simulated campaign."""
     rng = np.random.default_rng(seed)
@@ -97,7 +81,8 @@ def one_campaign(condition: Condition, alpha: float, seed: int) -> dict[str, tup
     for cell in range(condition.cells):
         times = _times(condition, rng)
         fixed += _records(f"b{cell}", times, dict.fromkeys(times, condition.n))
-        sequential += _records(f"b{cell}", times, sequential_rounds(condition, times, level))
+        sequential += _records(f"b{cell}", times, stopping_rounds(BASELINE, times, condition.n,
+                                                                     level))
     design = {"baseline": BASELINE, "alpha": level, "maximum": condition.n}
     order = [BASELINE, *condition.names]
     faster = {s for s, f in condition.planted.items() if f < 1}
