@@ -46,9 +46,11 @@ class Told(str):
         return told
 
 
-def warning(label: str, text: str) -> Told:
-    """A warning of the job ``label`` (``"[machine bench tN]"``, or "" for the call's)."""
-    return Told(f"{label} {text}" if label else text, "warning", key=text)
+def warning(label: str, text: str, key: str = "") -> Told:
+    """A warning of the job ``label`` (``"[machine bench tN]"``, or "" for the call's); ``key``
+    tells it from other warnings when its text holds the job's own numbers (default: the
+    text)."""
+    return Told(f"{label} {text}" if label else text, "warning", key=key or text)
 
 
 def verbosity() -> int:

@@ -59,7 +59,7 @@ VERDICT_COLUMNS = [
     "clear_winner", "identical", "coincide", "detectable", "tests_report", "decision_report",
     "outcome_report", "best_report", "p_report", "detectable_report", "too_few", "drift",
     "drift_p", "drift_p_adjusted", "drift_tau", "run_order",
-    "noisy_runs", "printed_time", "printed_implausible",
+    "noisy_runs", "printed_time", "printed_implausible", "design",
 ]
 COMPARISON_COLUMNS = [
     "machine", "benchmark", "threads", "strategy", "experiment", "same_as_baseline", "runs",
@@ -71,8 +71,8 @@ COMPARISON_COLUMNS = [
 def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
                    topologies: dict[str, Topology] | None = None, order: Sequence[str] = (),
                    quiet_threshold: float = QUIET["threshold"],
-                   time_shares: dict[str, float] | None = None, decision: str = "fwer"
-                   ) -> tuple[list[dict], list[dict]]:
+                   time_shares: dict[str, float] | None = None, decision: str = "fwer",
+                   sequential: dict | None = None) -> tuple[list[dict], list[dict]]:
     """The verdict rows and the comparison rows of every (machine, benchmark, threads),
     each cell's decision beside the report-wide one, drift flags adjusted over the jobs.
 
@@ -82,9 +82,14 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     leaves it without a verdict (:mod:`pinbench.results.printed_share`; ``time_shares``:
     benchmark -> its ``time_share_expected``; None: the times are not checked, the verdicts
     are on a counter). ``decision``: the report-wide decision (the campaign's
-    ``report_decision``, :data:`pinbench.stats.decisions.DECISIONS`).
+    ``report_decision``, :data:`pinbench.stats.decisions.DECISIONS`). ``sequential``: the
+    campaign's sequential design (:func:`pinbench.workflow.jobsettings.sequential_design` and
+    its ``maximum`` repetitions), whose verdicts replay its looks
+    (:func:`pinbench.stats.sequential.analysis_test`); None: the fixed design. Each verdict
+    names its ``design``.
     """
     from pinbench.stats.drift import across_jobs, drift
+    from pinbench.stats.sequential import analysis_test
     from pinbench.stats.verdicts import cell_verdict, report_wide
 
     trees = topologies or {}
@@ -100,7 +105,9 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
         names = {"machine": machine, "benchmark": bench, "threads": threads}
         printed = None if time_shares is None else printed_share(runs, time_shares.get(bench))
         implausible = printed is not None and printed.implausible
-        row = cell_verdict(runs, baseline, alpha, key, order, test=not implausible) | drift(runs)
+        row = cell_verdict(runs, baseline, alpha, key, order, test=not implausible,
+                           compare=sequential and analysis_test(sequential)) | drift(runs)
+        row["design"] = "sequential" if sequential else "fixed"
         row["printed_time"] = printed.text() if printed else ""
         row["printed_implausible"] = implausible
         row["noisy_runs"] = sum((r.other_cpu or 0) > quiet_threshold for r in runs)
@@ -124,14 +131,15 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
             seed: int = 0, topologies: dict[str, Topology] | None = None,
             order: Sequence[str] = (), quiet_threshold: float = QUIET["threshold"],
             metric: str = "time", time_shares: dict[str, float] | None = None,
-            report_decision: str = "fwer") -> str:
+            report_decision: str = "fwer", sequential: dict | None = None) -> str:
     """Write every file of :data:`STATS_FILES` (``outputs``: kind -> path); return Tables 1-3.
 
     ``order``: the campaign's strategies (the first of identical ones names the experiment);
     ``metric``: what every test and table is on, the run time or a counter
     (:func:`pinbench.results.runs.on_metric`; lower is better); ``time_shares``: benchmark
     -> its ``time_share_expected``, where a benchmark sets one; ``report_decision``: the
-    campaign's (:data:`pinbench.stats.decisions.DECISIONS`).
+    campaign's (:data:`pinbench.stats.decisions.DECISIONS`); ``sequential``: the sequential
+    design (:func:`verdict_tables`).
     """
     from pinbench.stats.tables import (CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table,
                                        tables_text)
@@ -142,7 +150,7 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     verdicts, comparisons = verdict_tables(records, baseline, 1 - confidence, topologies, order,
                                            quiet_threshold,
                                            (time_shares or {}) if metric == "time" else None,
-                                           report_decision)
+                                           report_decision, sequential)
     _write_csv(cells, CELL_COLUMNS, outputs["cells"])
     _write_csv(summary, SUMMARY_COLUMNS, outputs["summary"])
     _write_csv(verdicts, VERDICT_COLUMNS, outputs["verdicts"])

@@ -29,7 +29,7 @@ from pinbench.results.runs import read_runs, write_runs
 from pinbench.results.explained import read_explained
 from pinbench.topology import load, parse_xml, save
 from pinbench.trace.build import traced_build_flags
-from pinbench.workflow import building as build_stage, campaign
+from pinbench.workflow import building as build_stage, campaign, jobsettings
 from pinbench.workflow.places import check_on_node
 from pinbench.workflow.tracecache import traced_build_log
 from pinbench.stats import analyse as stats_analysis, explain as explain_stats
@@ -160,13 +160,15 @@ def runs_table(job_tables, table: str, summary: str) -> str:
     return text
 
 
-def analyse_options(config: dict) -> dict:
-    """The campaign settings the analyse rule passes to ``pinbench.stats.analyse.analyse``."""
+def analyse_options(config: dict, report_tests: int = 0) -> dict:
+    """The campaign settings the analyse rule passes to ``pinbench.stats.analyse.analyse``
+    (``report_tests``: :func:`pinbench.workflow.campaign.report_tests`)."""
     return {"campaign": config["campaign"], "baseline": config["baseline"],
             "confidence": config["confidence"], "benchmark_weights": config["weights"],
             "seed": config["seed"], "order": config["strategies"],
             "quiet_threshold": config["quiet"]["threshold"], "metric": config["metric"],
             "report_decision": config["report_decision"],
+            "sequential": jobsettings.sequential_design(config, report_tests, maximum=True),
             "time_shares": {name: bench["time_share_expected"]
                             for name, bench in config["benchmarks"].items()
                             if "time_share_expected" in bench}}

@@ -73,6 +73,8 @@ PLACES = places.places(MACHINES.values())
 LAYOUT = Layout.of(config["campaign"])
 PY = shlex.quote(sys.executable)
 MEASURED = [m for m in MACHINES.values() if m.measure]
+# the tests of the whole report: the sequential design's jobs decide at alpha over them
+REPORT_TESTS = campaign.report_tests(config, MACHINES)
 PLANNED = [m for m in MACHINES.values() if not m.measure]
 LEFT_OUT |= optional.left_out(config, MACHINES.values())
 for part in LEFT_OUT.values():  # said in the closing lines too
