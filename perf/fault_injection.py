@@ -266,8 +266,9 @@ class Campaign:
         self.plan: set[tuple[int, str, int]] = set()  # every run: (threads, strategy, repetition)
 
     def command(self, work: Path, *targets: str) -> list[str]:
-        """``pinbench run`` of the campaign in ``work``, up to ``targets``."""
-        return [sys.executable, "-m", "pinbench", "run", str(self.file), "--directory",
+        """``pinbench run -v`` of the campaign in ``work``, up to ``targets`` (verbose: every
+        job's lines, which the checks read)."""
+        return [sys.executable, "-m", "pinbench", "run", str(self.file), "-v", "--directory",
                 str(work), *targets]
 
     def call(self, name: str, work: Path, *targets: str) -> tuple[int, str, float]:

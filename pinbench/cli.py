@@ -7,8 +7,8 @@ module reads the options every command shares (``-V/--version``, ``-q/--quiet``,
 ``-v/--verbose``, before or after the command), builds the parser of the command asked for
 and runs it. A :class:`pinbench.errors.PinbenchError` (a usage error, an input that cannot be
 used, a campaign file's error, a C helper ``pinbench setup`` has not built) is caught here
-once: one line ``pinbench COMMAND: error: MESSAGE`` on stderr and exit status 2 (with ``-v``,
-its traceback before it). Any other exception is a bug and keeps its traceback (status 1).
+once: one line ``pinbench COMMAND: error: MESSAGE`` on stderr and exit status 2 (with
+``-vv``, its traceback before it). Any other exception is a bug and keeps its traceback (status 1).
 
 This module imports only the standard library at start: a command imports its stage when it
 runs, so ``pinbench --version`` and ``pinbench --help`` stay quick.
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         args.verbosity = verbosity = verbosity + args.verbose - args.quiet
         return module.run(args) or 0
     except PinbenchError as exc:
-        if verbosity > 0:
+        if verbosity > 1:
             traceback.print_exc()
         print(f"{prog}: error: {first_line(exc)}", file=sys.stderr)
         return 2

@@ -93,8 +93,10 @@ def test_quiet_leaves_out_what_a_command_says_beside_its_results(capsys):
         assert capsys.readouterr() == ("", said)
 
 
-def test_verbose_adds_the_traceback_of_an_error(tmp_path, capsys):
+def test_very_verbose_adds_the_traceback_of_an_error(tmp_path, capsys):
     assert main(["-v", "topology", str(tmp_path / "missing.xml")]) == 2
+    assert len(capsys.readouterr().err.splitlines()) == 1
+    assert main(["-vv", "topology", str(tmp_path / "missing.xml")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "Traceback (most recent call last):"
     assert err[-1].startswith("pinbench topology: error: topology file ")

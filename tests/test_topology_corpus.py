@@ -25,9 +25,10 @@ SYNTHETIC = [line for line in (CORPUS / "synthetic.txt").read_text().splitlines(
 PRESETS = [preset(path.stem) for path in sorted((ROOT / "pinbench" / "workflow" / "presets").glob("*.yaml"))]
 SPECS = FILES + SYNTHETIC + PRESETS
 #: pinbench's own strategies that bind threads (os places nothing; the runtimes' policies are
-#: the runtimes' own: test_policies_bind_to_allowed_places below)
-BINDING = [strategy for strategy in registry.NAMES
-           if strategy != "os" and not registry.STRATEGIES[strategy].policy]
+#: the runtimes' own: test_policies_bind_to_allowed_places below; the per-region strategies
+#: place by a per-region trace, on top of these: tests/test_regions.py)
+BINDING = [strategy for strategy in registry.NAMES if strategy != "os"
+           and not registry.STRATEGIES[strategy].policy and strategy not in registry.BY_REGION]
 
 
 def name(spec: str) -> str:

@@ -3,7 +3,7 @@
 
 The conventions are the ecosystem's (hyperfine, pyperf, ReFrame): a usage or input error is
 one line ``pinbench COMMAND: error: MESSAGE`` on stderr and exit status 2; ``-q`` leaves out
-what a command says on stderr beside its results, ``-v`` adds an error's traceback; ``--json``
+what a command says on stderr beside its results, ``-v`` says more, ``-vv`` adds an error's traceback; ``--json``
 prints one JSON document on stdout and nothing else there.
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ def verbosity_options(parser: argparse.ArgumentParser, default=0) -> None:
     parser.add_argument("-q", "--quiet", action="count", default=default,
                         help="say nothing on stderr but errors and warnings")
     parser.add_argument("-v", "--verbose", action="count", default=default,
-                        help="say more (an error's traceback too)")
+                        help="say more (-vv: an error's traceback too)")
 
 
 def json_option(parser: argparse.ArgumentParser) -> None:
