@@ -27,7 +27,7 @@ from conftest import helper, run_campaign
 
 from pinbench.measure.explain import explain_environment, read_record
 from pinbench.measure.job import T1_RUN
-from pinbench.measure.journal import read_lines
+from pinbench.results.journals import read_lines
 from pinbench.results.formats import CURRENT
 from pinbench.results.runs import RUN_COLUMNS, RunRecord, read_runs
 from pinbench.workflow.campaign import ConfigError, load_campaign

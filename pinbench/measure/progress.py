@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pinbench.measure.journal import finished_runs
+from pinbench.results.journals import finished_runs
 from pinbench.results.layout import Layout
 
 #: Seconds between two progress lines of a job.
@@ -44,7 +44,7 @@ def duration(seconds: float) -> str:
 
 def journaled_runs(path: Path) -> int:
     """The finished runs of a journal on disk (its whole lines less the header, padding not
-    counted: :func:`pinbench.measure.journal.finished_runs`), 0 without one."""
+    counted: :func:`pinbench.results.journals.finished_runs`), 0 without one."""
     try:
         return finished_runs(path)
     except OSError:
