@@ -18,7 +18,7 @@ from pinbench.measure import legacy
 from pinbench.measure.job import Job
 from pinbench.measure.journal import Journal
 from pinbench.measure.settings import JobSettings
-from pinbench.report.campaign_data import read_json
+from pinbench.report.campaign_results import read_json
 from pinbench.results import formats
 from pinbench.results.explained import read_explained
 from pinbench.results.layout import Layout

@@ -12,7 +12,7 @@ from pinbench.results import traces
 from pinbench.results.layout import Layout
 from pinbench.results.runs import read_runs
 from pinbench.stats.cells import unusable_cells
-from pinbench.stats.analyse import read_verdicts
+from pinbench.stats.analyse import Verdict, read_verdicts
 from pinbench.workflow.campaign import Machine, own_placements
 
 
@@ -46,15 +46,15 @@ def campaign_line(layout: Layout, alpha: float) -> str:
     except ValueError as exc:  # an older analysis (a partial call, e.g. --until): said so
         return f"{text}; {exc}"
     if verdicts is not None:
-        winners = [f"{v['benchmark']} t{v['threads']}: {v['best_report']}"
-                   for v in verdicts if v["best_report"]]
-        tests = verdicts[0]["tests_report"] if verdicts else 0
+        winners = [f"{v.benchmark} t{v.threads}: {v.best_report}"
+                   for v in verdicts if v.best_report]
+        tests = verdicts[0].tests_report if verdicts else 0
         text += (f"; a strategy faster than the baseline in {len(winners)} of {len(verdicts)} "
                  f"cells, report-wide (family-wise error {alpha:.2g} over all {tests} tests)"
                  + (f": {', '.join(winners[:4])}{', ...' if len(winners) > 4 else ''}"
                     if winners else "")
-                 + f"; in {sum(bool(v['best']) for v in verdicts)} by each cell's own verdict"
-                 + f"; drift in {sum(bool(v['drift']) for v in verdicts)}"
+                 + f"; in {sum(bool(v.best) for v in verdicts)} by each cell's own verdict"
+                 + f"; drift in {sum(bool(v.drift) for v in verdicts)}"
                  + _unread(verdicts))
     return text
 
@@ -76,10 +76,10 @@ def flat_machines(machines: Iterable[Machine], config: dict) -> list[str]:
             and (flat := flat_machine(machine.topology))]
 
 
-def _unread(verdicts: list[dict]) -> str:
+def _unread(verdicts: list[Verdict]) -> str:
     """The cells left without a verdict for their printed times, as the closing line ends
     with them ("" when none: :mod:`pinbench.results.printed_share`)."""
-    cells = [f"{v['benchmark']} t{v['threads']}" for v in verdicts if v["printed_implausible"]]
+    cells = [f"{v.benchmark} t{v.threads}" for v in verdicts if v.printed_implausible]
     return (f"; no verdict in {len(cells)}: their printed times are not their runs' "
             f"({', '.join(cells[:4])}{', ...' if len(cells) > 4 else ''}: the report says why)"
             if cells else "")
