@@ -58,7 +58,7 @@ def shared_context(campaign: Campaign, generated: str) -> dict:
     """What every page of the report shows or needs: the campaign, its configuration, the
     date, the thresholds its texts quote."""
     return {"campaign": campaign.name, "config": campaign.config, "generated": generated,
-            "meta": export.metadata(campaign.config, generated), "precision": PRECISION,
+            "meta": export.metadata(campaign, generated), "precision": PRECISION,
             "quiet_threshold": campaign.quiet_threshold,
             "explain_tolerance": TOLERANCE, "explain_min_share": MIN_SHARE,
             "models_max_smape": MAX_SMAPE, "share_expected": SHARE_EXPECTED}
@@ -105,13 +105,19 @@ def context(results: CampaignResults, shared: dict, machines: list[dict], pages:
 
 def build_report(layout: Layout, config: dict, measured: list[str],
                  left_out_parts: list[str] = ()) -> Path:
-    """Render the report into the layout's report folder: the first page, the benchmarks'
-    and machines' pages (those and the figures of an earlier build removed), ``report.js``,
-    and the tables and figures as files beside them (:mod:`pinbench.report.export`); return
-    the path of ``index.html``. ``measured``: the machines measured (the others planned);
-    ``left_out_parts``: as :func:`context`'s. Every file the report shows is read first, once
-    (:meth:`CampaignResults.load`)."""
-    results = CampaignResults.load(layout, config, measured)
+    """Read the campaign's results once (:meth:`CampaignResults.load`; ``measured``: the
+    machines measured, the others planned) and :func:`render` them; return the path of
+    ``index.html``."""
+    return render(CampaignResults.load(layout, config, measured), left_out_parts)
+
+
+def render(results: CampaignResults, left_out_parts: list[str] = ()) -> Path:
+    """Render the report into the results' layout's report folder, reading no file: the
+    first page, the benchmarks' and machines' pages (those and the figures of an earlier
+    build removed), ``report.js``, and the tables and figures as files beside them
+    (:mod:`pinbench.report.export`); return the path of ``index.html``.
+    ``left_out_parts``: as :func:`context`'s."""
+    layout = results.layout
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     shared = shared_context(results.campaign, generated)
     for earlier in [layout.report_figures, *(f"{layout.report}/{kind}" for kind in REPORT_PAGES)]:
