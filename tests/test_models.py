@@ -7,6 +7,7 @@ import pytest
 from conftest import ROOT, run_record
 from optional_tools import COMPILERS
 
+from pinbench.stats.cells import describe_cells
 from pinbench.stats.models import (MAX_SMAPE, Formula, ModelError, extrap_path, model_rows,
                                    models, read_models)
 
@@ -136,7 +137,7 @@ def test_a_report_without_models_says_why(tmp_path):
     """Too few thread counts on every machine: the models rule does not run, and the report's
     models section (and the terminal, through the same words) says why."""
     from pinbench.report.campaign_data import model_sections
-    found = model_sections([], None, planted(counts=[1, 2, 4, 8]))
+    found = model_sections([], None, describe_cells(planted(counts=[1, 2, 4, 8])))
     assert found == {"note": "no scalability models on m: 4 thread counts (1 2 4 8); Extra-P "
                              "needs at least 5", "sections": []}
 
@@ -269,7 +270,7 @@ def test_no_explain_table_models_the_times_only(tmp_path):
 def test_the_report_lists_a_row_per_explained_quantity(explained):
     from pinbench.report.campaign_data import model_sections
     rows, text, _ = explained
-    found = model_sections(rows, text.splitlines()[0], planted())
+    found = model_sections(rows, text.splitlines()[0], describe_cells(planted()))
     [section] = [s for s in found["sections"] if s["benchmark"] == "overhead"]
     quantities = [(r.strategy, r.quantity) for r in section["explained"]]
     assert ("compact", "idle_median") in quantities and len(quantities) == 8

@@ -64,7 +64,7 @@ def write_pages(results: CampaignResults, env: jinja2.Environment, shared: dict)
     sections = data.benchmark_sections(
         results.cells, results.runs, data.placement_scores(results.machines, results.cells),
         threshold)
-    models = data.model_sections(results.models, results.models_text, results.runs)
+    models = data.model_sections(results.models, results.models_text, results.described)
     figure_meta = export.figure_metadata(shared["meta"])
     parts = {
         "sections": _by_benchmark(sections),

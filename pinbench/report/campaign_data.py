@@ -17,7 +17,7 @@ from pinbench.report import figures
 from pinbench.report.campaign_results import MachineResults
 from pinbench.results.runs import RunRecord
 from pinbench.stats.analyse import Verdict
-from pinbench.stats.cells import describe_cells
+from pinbench.stats.cells import CellStats
 from pinbench.stats.models import EXPLAINED, ModelError, ModelRow, time_curve_text, unmodelled
 from pinbench.stats.tables import footnotes, split_warnings
 from pinbench.topology import Node, Topology
@@ -243,16 +243,17 @@ def heatmaps(machine: MachineResults, metadata: dict | None = None) -> list[dict
 
 
 def model_sections(rows: list[ModelRow], first_line: str | None,
-                   runs: list[RunRecord]) -> dict:
+                   described: dict[tuple, CellStats]) -> dict:
     """Per (machine, benchmark) with models: the selected median model of each strategy, a
     figure of measured medians and fitted curves, why each strategy without a reliable model
     has none, the models of the explained quantities (idle time, inflation, waits; each
     row's model or why there is none); and the note saying why there are no models at all
     (Extra-P missing or failing, or too few thread counts: then there is no models table).
-    ``rows``: ``models.csv``'s, ``first_line``: the models' summary's (None: not written)."""
+    ``rows``: ``models.csv``'s, ``first_line``: the models' summary's (None: not written),
+    ``described``: the runs' cells (:func:`pinbench.stats.cells.describe_cells`)."""
     medians: dict[tuple, dict[str, list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
     counts_of: dict[str, set[int]] = defaultdict(set)
-    for (machine, bench, threads, strategy), cell in describe_cells(runs).items():
+    for (machine, bench, threads, strategy), cell in described.items():
         if cell.times:
             medians[(machine, bench)][strategy].append((threads, cell.median_s))
             counts_of[machine].add(threads)

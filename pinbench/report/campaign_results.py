@@ -16,6 +16,7 @@ paths are :class:`pinbench.results.layout.Layout`'s.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import subprocess
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from pinbench.results.placements import Placement, read_placement
 from pinbench.results.runs import RunRecord, read_runs
 from pinbench.stats import runtimes as runtimes_table
 from pinbench.stats.analyse import Comparison, Verdict, read_comparisons, read_verdicts
+from pinbench.stats.cells import CellStats, describe_cells
 from pinbench.stats.explain import Explanation, read_explain
 from pinbench.stats.models import ModelRow, read_models
 from pinbench.topology import Topology, TopologyError, parse_xml
@@ -114,6 +116,12 @@ class CampaignResults:
     explanations: list[Explanation]
     models: list[ModelRow]
     models_text: str | None  #: the first line of the models' summary (None: not written)
+
+    @functools.cached_property
+    def described(self) -> dict[tuple, CellStats]:
+        """Each cell's runs described (:func:`pinbench.stats.cells.describe_cells`), once for
+        every page."""
+        return describe_cells(self.runs)
 
     @classmethod
     def load(cls, layout: Layout, config: dict, measured: list[str]) -> CampaignResults:

@@ -29,7 +29,7 @@ from pinbench.report import campaign_data as data
 from pinbench.report.campaign_results import Campaign, CampaignResults
 from pinbench.results.layout import REPORT_PAGES, Layout
 from pinbench.results.printed_share import SHARE_EXPECTED
-from pinbench.stats.cells import coarse_text, describe_cells
+from pinbench.stats.cells import coarse_text
 from pinbench.stats.explain import MIN_SHARE, TOLERANCE
 from pinbench.stats.models import MAX_SMAPE
 from pinbench.stats.tables import PRECISION
@@ -73,7 +73,7 @@ def context(results: CampaignResults, shared: dict, machines: list[dict], pages:
     campaign, verdicts, summary = results.campaign, results.verdicts, results.summary
     strategies = list(dict.fromkeys([*campaign.strategies,
                                      *(c["strategy"] for c in results.cells)]))
-    described = describe_cells(results.runs)
+    described = results.described
     summary_marks, summary_notes = data.warning_notes(summary)
     for row, marks in zip(summary, summary_marks):
         row["note_marks"] = marks
