@@ -29,29 +29,11 @@
 #endif
 
 #include "common.h"
-#include <sched.h>
-#include <stdatomic.h>
+#include "barrier.h"
 
 /* the group mapping, defined by the program */
 static int group_of(int t, int N, int *g, int *rank, int mem[ROLES]);
 static int groups_of(int N);
-
-/* Per-thread progress counter, one per cache line. */
-typedef struct { _Alignas(64) atomic_ullong v; } counter;
-
-/* Barrier among the `size` members of a group: publish my round count and
- * wait until every member has reached it (acquire/release ordering). */
-static void group_barrier(counter *prog, int t, const int *mem, int size)
-{
-    unsigned long long mine =
-        atomic_load_explicit(&prog[t].v, memory_order_relaxed) + 1;
-    atomic_store_explicit(&prog[t].v, mine, memory_order_release);
-    for (int m = 0; m < size; m++)
-        for (int spins = 0;
-             atomic_load_explicit(&prog[mem[m]].v, memory_order_acquire) < mine;)
-            if (++spins > 200)
-                sched_yield(); /* partner not running (oversubscribed) */
-}
 
 /* One round for one part: dst[k] = own[k] + (sum over parts p of src[p][k]) + c */
 static void update_part(uint64_t *restrict dst, const uint64_t *restrict src,

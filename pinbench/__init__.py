@@ -11,6 +11,7 @@ Subpackages by stage, from the machine's tree to the report:
 - :mod:`pinbench.stats`: the Speedup-Test, verdicts, the study's tables, explanations, models;
 - :mod:`pinbench.report`: the HTML campaign report and its exports;
 - :mod:`pinbench.workflow`: the campaign file, the Snakemake workflow and what its rules call;
-- :mod:`pinbench.cli`: the ``pinbench`` command.
+- :mod:`pinbench.cli`: the ``pinbench`` command; :mod:`pinbench.commands`: each of its commands;
+- :mod:`pinbench.errors`: the user-facing errors, one family.
 """
-__version__ = "0.4.0"
+__version__ = "0.5.0"

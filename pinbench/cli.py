@@ -1,144 +1,100 @@
 """The ``pinbench`` command: one entry point for every stage.
 
-    pinbench run [CAMPAIGN.yaml] [SNAKEMAKE OPTIONS...]   measure a campaign (default: the project's)
-    pinbench plan [CAMPAIGN.yaml] [SNAKEMAKE OPTIONS...]  every placement of every machine, no runs
-    pinbench report [CAMPAIGN.yaml]                       the HTML report again, from the results
-    pinbench place | trace | topology | matrix | system | remeasure | speeduptest | analyse
-    pinbench compare A B | store add RESULTS_DIR ...
-    pinbench setup                                        build the C helpers (at install time)
-    pinbench --version
+    pinbench [-V] [-q|-v] COMMAND [ARGS...]     (docs/cli.md; pinbench COMMAND --help)
 
-``run`` and ``plan`` read the campaign with the strict reader first (a bad file is one line,
-before Snakemake starts), then run pinbench's Snakemake workflow
-(``pinbench/workflow/Snakefile``) with the campaign and any other options given, e.g.
-``pinbench run my.yaml -n`` (show the jobs) or ``--executor slurm``. Relative paths of a
-campaign are read from the directory ``pinbench`` is started in (the project), where the
-results go too (``results/<campaign>/``). The stage commands are the tools each stage is
-made of, for use outside a campaign; ``pinbench COMMAND --help`` describes each. ``setup``
-builds pinbench's C helpers (:mod:`pinbench.native`); a command that needs one that is not
-built, or out of date, says so in one line: ``pinbench: ...: run pinbench setup``.
+Each command's parser and what it does live in its module of :mod:`pinbench.commands`; this
+module reads the options every command shares (``-V/--version``, ``-q/--quiet``,
+``-v/--verbose``, before or after the command), builds the parser of the command asked for
+and runs it. A :class:`pinbench.errors.PinbenchError` (a usage error, an input that cannot be
+used, a campaign file's error, a C helper ``pinbench setup`` has not built) is caught here
+once: one line ``pinbench COMMAND: error: MESSAGE`` on stderr and exit status 2 (with ``-v``,
+its traceback before it). Any other exception is a bug and keeps its traceback (status 1).
 
-This module imports only the standard library at start: a command imports its stage when
-it runs, so ``pinbench --version`` stays quick.
+This module imports only the standard library at start: a command imports its stage when it
+runs, so ``pinbench --version`` and ``pinbench --help`` stay quick.
 """
 from __future__ import annotations
 
+import argparse
 import importlib
-import os
 import sys
-from pathlib import Path
+import traceback
 
-#: The stage tools: command -> (module with ``main(argv)``, one line of help).
-TOOLS = {
-    "place": ("pinbench.place.cli", "thread -> PU placements of any strategy for a topology"),
-    "trace": ("pinbench.trace.cli", "trace a program's cache-line sharing into an affinity matrix"),
-    "topology": ("pinbench.topology", "a machine's tree from hwloc (this one, XML or synthetic)"),
-    "matrix": ("pinbench.graph.matrix", "convert an affinity matrix to another tool's layout"),
-    "system": ("pinbench.measure.system", "is this machine quiet and stable enough to measure?"),
-    "remeasure": ("pinbench.measure.remeasure", "measure a campaign's runs again, on purpose"),
-    "speeduptest": ("pinbench.stats.speeduptest", "the Speedup-Test of two samples of times"),
-    "analyse": ("pinbench.stats.analyse", "the statistics of a runs table"),
-    "compare": ("pinbench.report.compare", "two campaigns' cells compared: a regression gate"),
-    "store": ("pinbench.results.store", "keep campaigns' results, to compare them later"),
-}
-#: The installation's command: command -> (module with ``main(argv)``, one line of help).
-INSTALL = {"setup": ("pinbench.native", "build the C helpers: launcher, placement, tracers")}
-#: The workflow commands: command -> one line of help.
-WORKFLOW = {
-    "run": "measure a campaign: build, trace, place, run, analyse, report",
-    "plan": "compute and print every placement of a campaign, measure nothing",
-    "report": "build the HTML report again from a campaign's results",
-}
-#: pinbench's Snakemake workflow, inside the package.
-SNAKEFILE = Path(__file__).resolve().parent / "workflow" / "Snakefile"
+from pinbench.commands import COMMANDS
+from pinbench.commands.conventions import Parser, verbosity_options
+from pinbench.errors import PinbenchError, UsageError, first_line
 
 
-def usage() -> str:
-    """The command's help: every command with its line."""
-    lines = ["usage: pinbench COMMAND [ARGS...]", "", "campaigns:"]
-    lines += [f"  {name:<12} {text}" for name, text in WORKFLOW.items()]
-    lines += ["", "stage tools:"]
-    lines += [f"  {name:<12} {text}" for name, (_, text) in TOOLS.items()]
-    lines += ["", "installation:"]
-    lines += [f"  {name:<12} {text}" for name, (_, text) in INSTALL.items()]
-    lines += ["", "  pinbench --version     the version and commit",
-              "  pinbench COMMAND --help",
-              "", "run and plan pass any other option to Snakemake (e.g. -n, --cores 4, "
-              "--executor slurm)."]
-    return "\n".join(lines)
+class _Version(argparse.Action):
+    """``-V/--version``: the version and the build's provenance (:mod:`pinbench.provenance`)."""
 
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
-def main(argv: list[str] | None = None) -> int:
-    """Dispatch ``pinbench COMMAND ARGS``."""
-    args = sys.argv[1:] if argv is None else list(argv)
-    if not args or args[0] in ("-h", "--help", "help"):
-        print(usage())
-        return 0 if args else 2
-    command, rest = args[0], args[1:]
-    if command in ("--version", "version"):
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
         from pinbench.provenance import describe
 
         print(describe())
-        return 0
-    if command in TOOLS or command in INSTALL:
-        return _tool((TOOLS | INSTALL)[command][0], command, rest)
-    if command in WORKFLOW:
-        return _workflow(command, rest)
-    print(f"pinbench: unknown command {command!r}\n\n{usage()}", file=sys.stderr)
-    return 2
+        parser.exit(0)
 
 
-def _tool(module_name: str, command: str, args: list[str]) -> int:
-    """A stage tool's ``main(args)``; a C helper it needs and does not find is one line."""
-    from pinbench.native import NotBuilt
+def commands_help() -> str:
+    """Every command with its line, by group (``pinbench --help``)."""
+    groups: dict[str, list[str]] = {}
+    for name, (_, group, text) in COMMANDS.items():
+        groups.setdefault(group, []).append(f"  {name:<12} {text}")
+    lines = []
+    for group, entries in groups.items():
+        lines += [f"{group}:", *entries, ""]
+    lines += ["pinbench COMMAND --help describes each command; run and plan pass any other",
+              "option to Snakemake (e.g. -n, --cores 4, --executor slurm)."]
+    return "\n".join(lines)
 
-    module = importlib.import_module(module_name)
-    sys.argv[0] = f"pinbench {command}"
+
+def top_parser() -> Parser:
+    """The options before the command, the command and its arguments."""
+    parser = Parser(prog="pinbench", usage="pinbench [-V] [-q | -v] COMMAND [ARGS...]",
+                    description="Thread-placement campaigns on OpenMP programs, with rigorous "
+                                "statistics.", epilog=commands_help(),
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-V", "--version", action=_Version,
+                        help="print the version and the commit it was built from")
+    verbosity_options(parser)
+    parser.add_argument("command", metavar="COMMAND", nargs="?", help="one of the commands below")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    return parser
+
+
+def command_parser(name: str):
+    """The parser of command ``name`` and its module (which has ``run(args)``)."""
+    module_name, _, text = COMMANDS[name]
+    module = importlib.import_module(f"pinbench.commands.{module_name}")
+    parser = Parser(prog=f"pinbench {name}", description=text[:1].upper() + text[1:] + ".")
+    verbosity_options(parser)
+    module.arguments(parser, name)
+    return parser, module
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``pinbench [OPTIONS] COMMAND ARGS``; its exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    prog, verbosity = "pinbench", 0
     try:
-        return module.main(args) or 0
-    except NotBuilt as exc:
-        print(f"pinbench: {exc}", file=sys.stderr)
+        top = top_parser().parse_args(argv)
+        verbosity = top.verbose - top.quiet
+        if top.command is None:
+            raise UsageError("give a command (pinbench --help lists them)")
+        if top.command not in COMMANDS:
+            raise UsageError(f"unknown command {top.command!r} (pinbench --help lists them)")
+        prog = f"pinbench {top.command}"
+        parser, module = command_parser(top.command)
+        args = module.parse(parser, top.args) if hasattr(module, "parse") \
+            else parser.parse_args(top.args)
+        args.command = top.command
+        args.verbosity = verbosity = verbosity + args.verbose - args.quiet
+        return module.run(args) or 0
+    except PinbenchError as exc:
+        if verbosity > 0:
+            traceback.print_exc()
+        print(f"{prog}: error: {first_line(exc)}", file=sys.stderr)
         return 2
-
-
-def split_campaign(args: list[str]) -> tuple[Path | None, list[str]]:
-    """The campaign file (the first argument, when it is not an option) and the rest.
-
-    >>> split_campaign(["my.yaml", "-n"])
-    (PosixPath('my.yaml'), ['-n'])
-    >>> split_campaign(["-n", "--cores", "2"])
-    (None, ['-n', '--cores', '2'])
-    """
-    if args and not args[0].startswith("-"):
-        return Path(args[0]), args[1:]
-    return None, args
-
-
-def _workflow(command: str, args: list[str]) -> int:
-    """``run``, ``plan`` and ``report``: the campaign read strictly, then the workflow."""
-    if args and args[0] in ("-h", "--help"):
-        print(f"usage: pinbench {command} [CAMPAIGN.yaml] "
-              f"{'' if command == 'report' else '[SNAKEMAKE OPTIONS...]'}\n\n"
-              f"{WORKFLOW[command]}; without CAMPAIGN, the project's config/config.yaml.")
-        return 0
-    path, rest = split_campaign(args)
-    project = Path.cwd()
-    from pinbench.workflow import project as projects
-
-    try:
-        config, machines, path = projects.read_campaign(path, project)
-    except projects.CampaignError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
-        return 2
-    if command == "report":
-        if rest:
-            print(f"pinbench report: unexpected {rest[0]!r}", file=sys.stderr)
-            return 2
-        return projects.rebuild_report(config, machines)
-    os.environ.setdefault("PINBENCH_PROJECT", str(project))
-    snakemake_args = ["--snakefile", str(SNAKEFILE), *rest, "--configfile", str(path)]
-    if command == "plan":
-        snakemake_args[2:2] = projects.plan_targets(config, machines)
-    from snakemake.cli import main as snakemake_main
-
-    return snakemake_main(snakemake_args) or 0

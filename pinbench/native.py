@@ -11,7 +11,10 @@
   VALGRIND_LIB folder beside links to the stock tools;
 - ``ompt`` (trace/pintools/ompt/pinbench_ompt.c): the explained runs' OMPT tool for LLVM's
   libomp, beside a folder whose ``libgomp.so.1`` is libomp;
-- ``pin`` (trace/pintools/pin/): the Intel Pin tracer's tool.
+- ``pin`` (trace/pintools/pin/): the Intel Pin tracer's tool;
+- ``rebind`` (measure/rebind.c): the shim that re-binds threads per parallel region
+  (:mod:`pinbench.measure.rebind`), preloaded in the runs of per-region placements; setup
+  also measures the cost of a re-binding with it (:func:`pinbench.measure.rebind_cost.calibrate`).
 
 **Where.** Never in the package's folders, which may be read-only: in
 ``<sys.prefix>/lib/pinbench/native/`` (the virtual environment pinbench is installed in), or
@@ -31,7 +34,8 @@ missing or stale (its sources changed since it was built, as they may in an edit
 install). Nothing is compiled on first use.
 
 **A non-editable install** (``pip install .``) installs no helper: the first command that
-needs one says ``pinbench: the C helpers are not built: run pinbench setup``. Building them
+needs one says ``pinbench place: error: the C helpers are not built: run pinbench setup``
+(:mod:`pinbench.cli`). Building them
 in a setuptools hook into the wheel was the other choice, and it was set aside: the helpers
 belong to the machine they run on, a wheel does not (pip caches it and may install it on
 another machine): the Valgrind tool is linked with this machine's static Valgrind
@@ -44,7 +48,6 @@ perf/launcher_overhead.py): change them only on purpose.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
 import hashlib
@@ -60,6 +63,8 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from pinbench.errors import PinbenchError
 
 #: The package's folder: the helpers' sources are read from it, nothing is written to it.
 PACKAGE = Path(__file__).resolve().parent
@@ -88,15 +93,15 @@ VALGRIND_DEFINES = ("-DVGA_amd64=1", "-DVGO_linux=1", "-DVGP_amd64_linux=1",
 _BUILD_FOLDER = re.compile(r"[a-z]+-[0-9a-f]{16}")
 
 
-class NotBuilt(RuntimeError):
+class NotBuilt(PinbenchError, RuntimeError):
     """A helper is missing or stale at run time; the one-line message names ``pinbench setup``."""
 
 
-class Unavailable(RuntimeError):
+class Unavailable(PinbenchError, RuntimeError):
     """This machine lacks what a helper is built with (a compiler, headers, a kit); one line."""
 
 
-class BuildFailed(RuntimeError):
+class BuildFailed(PinbenchError, RuntimeError):
     """A helper's build command failed; one line (the compiler's first error)."""
 
 
@@ -163,6 +168,12 @@ def _library(stem: str) -> Callable[[], Recipe]:
         return Recipe(((c_compiler(), *LIBRARY_FLAGS, "-o", f"lib{stem}.so",
                         str(PACKAGE / "graph" / f"{stem}.c")),))
     return recipe
+
+
+def _rebind() -> Recipe:
+    return Recipe(((c_compiler(), *LIBRARY_FLAGS, "-fvisibility=hidden", "-o",
+                    "libpinbench_rebind.so", str(PACKAGE / "measure" / "rebind.c"), "-ldl",
+                    "-pthread"),))
 
 
 def _tsan() -> Recipe:
@@ -281,6 +292,8 @@ HELPERS = {helper.name: helper for helper in (
     Helper("pin", "the Pin tool", ("trace/pintools/pin/pinbench.cpp", "trace/pintools/pin/makefile",
                                    "trace/pintools/pin/makefile.rules", "trace/pintools/pb_core.h"),
            "pinbench.so", _pin, optional=True),
+    Helper("rebind", "the re-binding shim", ("measure/rebind.c",), "libpinbench_rebind.so",
+           _rebind, optional=True),
 )}
 
 
@@ -395,20 +408,12 @@ def setup(say: Callable[[str], None] = print) -> int:
             if old.is_dir() and old.name not in kept and (
                     _BUILD_FOLDER.fullmatch(old.name) or old.name.startswith(".")):
                 shutil.rmtree(old, ignore_errors=True)
+        if "path" in manifest["rebind"]:
+            from pinbench.measure.rebind_cost import calibrate  # only when the shim is built
+
+            calibrate(folder / manifest["rebind"]["path"], folder, say)
     said = [f"built {', '.join(done)}"] if done else []
     said += [f"up to date: {', '.join(up_to_date)}"] if up_to_date else []
     if said:
         say(f"pinbench setup: {'; '.join(said)} (in {folder})")
     return status
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``pinbench setup``: build pinbench's C helpers for this installation."""
-    parser = argparse.ArgumentParser(
-        prog="pinbench setup", description=(
-            "Build pinbench's C helpers (the launcher, the placement's libraries, the tracers) "
-            f"into {native_dir()} (set {NATIVE_DIR_VARIABLE} for another folder). Nothing "
-            "is built again when nothing changed; one line says each helper that cannot be "
-            "built here, and why."))
-    parser.parse_args(argv)
-    return setup()

@@ -23,16 +23,16 @@ siblings only.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+
+from pinbench.errors import PinbenchError
 
 LSTOPO = "lstopo-no-graphics"
 #: The most PUs a topology may have: planning a campaign reads its machines on every call
@@ -48,7 +48,7 @@ NON_CPU_TYPES = frozenset(
 )
 
 
-class TopologyError(Exception):
+class TopologyError(PinbenchError):
     """The topology could not be obtained or makes no sense."""
 
 
@@ -476,24 +476,3 @@ def save(topo: Topology, path: Path, log: Path | None = None) -> None:
     path.write_text(topo.xml)
     if log:
         log.write_text(topo.summary() + "\n")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``pinbench topology SPEC [--out FILE]``: save or describe a topology."""
-    parser = argparse.ArgumentParser(prog="pinbench topology", description=main.__doc__)
-    parser.add_argument("spec", help='"auto", an hwloc XML file, or a synthetic description')
-    parser.add_argument("--out", type=Path, help="write the hwloc XML here")
-    args = parser.parse_args(argv)
-    try:
-        topo = load(args.spec)
-    except TopologyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.out:
-        save(topo, args.out)
-    print(topo.summary())
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -16,7 +16,7 @@ from conftest import ROOT
 from pinbench.place.policies import NAMES as POLICY_NAMES
 from pinbench.place.record import make_placement
 from pinbench.place.registry import GRAPH as registry_graph
-from pinbench.place.registry import NAMES, STRATEGIES
+from pinbench.place.registry import BY_REGION, NAMES, STRATEGIES
 from pinbench.results.layout import Layout, placement_key
 from pinbench.results.placements import write_placement
 from pinbench.results.runs import read_runs
@@ -120,7 +120,8 @@ def test_a_snakemake_call_imports_no_numerical_library_of_its_own(tmp_path):
 
 def test_the_registry_is_the_only_list_of_strategy_names():
     assert NAMES == ("os", "random", "compact", "scatter", "lp-compact", "lp-scatter", "gp",
-                     "lpgp", "gplp", "hierarchical", *POLICY_NAMES)
+                     "lpgp", "gplp", "hierarchical", "per-region", "phase-weighted",
+                     *POLICY_NAMES)
     assert POLICY_NAMES[:2] == ("close-threads", "close-cores")
     assert [n for n, s in STRATEGIES.items() if s.takes_sockets] == ["lpgp", "gplp"]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -131,7 +132,7 @@ def test_the_registry_is_the_only_list_of_strategy_names():
                 if not name.endswith(".py") or name == "registry.py":
                     continue
                 text = open(os.path.join(dirpath, name)).read()
-                for strategy in registry_graph:
+                for strategy in (*registry_graph, *BY_REGION):
                     assert f'"{strategy}"' not in text, f"{name} names {strategy!r}"
 
 

@@ -7,6 +7,7 @@ import pytest
 import yaml
 from conftest import ROOT, run_campaign
 
+from pinbench.stats.decisions import DECISIONS
 from pinbench.workflow import campaign
 
 
@@ -192,7 +193,8 @@ def test_pinbench_run_stops_with_one_line(tmp_path):
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2
     assert (proc.stdout + proc.stderr).splitlines() == [
-        "config error: benchmarks.spin.timeout_s: -1 is less than or equal to the minimum of 0"]
+        "pinbench run: error: benchmarks.spin.timeout_s: -1 is less than or equal to the "
+        "minimum of 0"]
 
 
 def test_the_default_campaign_and_the_examples_are_valid():
@@ -205,6 +207,14 @@ def test_the_default_campaign_and_the_examples_are_valid():
 def test_the_schema_name_pattern_is_the_one_the_errors_describe():
     schema = yaml.safe_load((ROOT / "pinbench" / "workflow" / "schemas" / "campaign.schema.yaml").read_text())
     assert schema["$defs"]["name"]["pattern"] == campaign.NAME_PATTERN
+
+
+def test_the_report_decision_is_one_the_analysis_makes():
+    schema = yaml.safe_load((ROOT / "pinbench" / "workflow" / "schemas" / "campaign.schema.yaml").read_text())
+    assert schema["properties"]["report_decision"]["enum"] == list(DECISIONS)
+    assert load(base())[0]["report_decision"] == "fwer"
+    with pytest.raises(campaign.ConfigError, match="report_decision: 'bonferroni' is not one of"):
+        load(base() | {"report_decision": "bonferroni"})
 
 
 def test_a_literal_brace_is_written_twice_as_the_error_says():
@@ -271,26 +281,31 @@ def test_declared_inputs_and_tree_are_what_the_build_reads_and_writes():
 
 
 def test_too_few_repetitions_to_find_any_winner_are_said_before_measuring():
-    """3 runs: 1/20 is the smallest p-value; 4 strategies make 3 tests per cell (0.05/3), so
-    nothing can be significant: the warning says so and that 4 runs can. Enough runs for a
-    cell but not for the report's 2 benchmarks x 3 tests: said too. A machine only planned
-    has nothing measured: nothing to say."""
+    """3 runs: 1/10 is the smallest two-sided p-value; 4 strategies make 3 tests per cell
+    (0.05/3), so nothing can be significant: the warning names both levels and the runs
+    with which both can. Enough runs for a cell but not for the report's 2 benchmarks: the
+    report's level alone, and the runs it needs. A machine only planned has nothing
+    measured: nothing to say."""
     config, machines = load(base() | {"repetitions": 3})
     warning = campaign.repetitions_warning(config, machines)
-    assert warning.startswith("repetitions: with 3 runs per strategy no strategy can be found "
-                              "faster than the baseline in a cell (3 tests, Holm at 0.05")
-    assert warning.endswith("4 runs per strategy can")
+    assert warning.startswith("repetitions: with 3 runs against 3 the smallest p-value is 0.1: "
+                              "no strategy can be found faster or slower than the baseline in a "
+                              "cell (3 tests, Holm at 0.05: at most 0.05/3) nor over the whole "
+                              "report (3 tests")
+    assert warning.endswith("6 runs per strategy can in a cell and over the whole report")
     two = base() | {"repetitions": 4, "strategies": ["os", "compact"],
                     "benchmarks": {b: {"source": "tests/data/spin.c"} for b in ("x", "y")}}
     config, machines = load(two)
-    assert campaign.repetitions_warning(config, machines) == ""  # 1/70 <= 0.05 / 2
-    config, machines = load(two | {"strategies": ["os", "compact", "scatter", "random"]})
-    warning = campaign.repetitions_warning(config, machines)  # 0.05 / 3 >= 1/70 > 0.05 / 6
-    assert "over the whole report (6 tests" in warning
-    assert warning.endswith("5 runs per strategy can")
+    warning = campaign.repetitions_warning(config, machines)  # 0.05 >= 2/70 > 0.05 / 2
+    assert "baseline over the whole report (2 tests" in warning
+    config, machines = load(two | {"strategies": ["os", "compact", "scatter", "random"],
+                                   "repetitions": 5})
+    assert campaign.repetitions_warning(config, machines) == ""  # 2/252 <= 0.05 / 6
+    config, machines = load(two | {"report_decision": "fdr", "repetitions": 4})
+    assert campaign.repetitions_warning(config, machines) == ""  # 2/70 <= 0.05: BH can
     config, machines = load(base() | {"repetitions": 35, "stopping": {"policy": "precision",
                                                                       "min": 6}})
-    assert campaign.repetitions_warning(config, machines) == ""  # 1/924 <= 0.05 / 3
+    assert campaign.repetitions_warning(config, machines) == ""  # 2/924 <= 0.05 / 3
     planned = base() | {"repetitions": 3, "machines": {"study": {"topology": "nehalem"}}}
     assert campaign.repetitions_warning(*load(planned)) == ""
 
@@ -365,5 +380,5 @@ def test_no_escape_sequence_of_a_campaign_reaches_the_terminal(tmp_path, plain):
     proc = run_campaign(tmp_path, "-n", plain=plain, timeout=300)
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "\x1b" not in output and "\x07" not in output
-    assert "config error: benchmarks" in output and "holds the control character '\\x1b'" \
+    assert "error: benchmarks" in output and "holds the control character '\\x1b'" \
         in output

@@ -15,11 +15,10 @@ import yaml
 from conftest import DATA, ROOT, preset, run_campaign, run_record
 from test_workflow import write_campaign
 
-from pinbench.report.compare import main as compare_main
+from pinbench.cli import main as pinbench
 from pinbench.results.formats import stamp
 from pinbench.results.runs import write_runs
 from pinbench.results.store import Store, from_results
-from pinbench.results.store import main as store_main
 from pinbench.stats.regression import FASTER, SAME, SLOWER, UNTESTED, compare, gate
 from pinbench.topology import topology_xml
 
@@ -110,7 +109,7 @@ def test_compare_results_folders(tmp_path, capsys):
     a = results_folder(tmp_path / "a" / "c", 1.0)
     b = results_folder(tmp_path / "b" / "c", 1.3)
     out = tmp_path / "out"
-    assert compare_main([str(a), str(b), "--out", str(out)]) == 1
+    assert pinbench(["compare", str(a), str(b), "--out", str(out)]) == 1
     printed = capsys.readouterr()
     assert "m/b/t2 compact: B/A 1.295 [1.256, 1.324] slower (p " in printed.out
     assert "gate: FAIL: 2 cells compared (2 tests): 1 slower" in printed.out
@@ -121,8 +120,8 @@ def test_compare_results_folders(tmp_path, capsys):
     page = (out / "index.html").read_text()
     assert "the gate fails" in page and "abc123" in page
     # the same results against themselves, and the slowdown within a threshold of 50%
-    assert compare_main([str(a), str(a), "--out", str(out)]) == 0
-    assert compare_main([str(a), str(b), "--out", str(out), "--threshold", "50"]) == 0
+    assert pinbench(["compare", str(a), str(a), "--out", str(out)]) == 0
+    assert pinbench(["compare", str(a), str(b), "--out", str(out), "--threshold", "50"]) == 0
     assert "gate: pass" in capsys.readouterr().out
 
 
@@ -130,7 +129,7 @@ def test_the_page_escapes_what_campaigns_wrote(tmp_path):
     name = "<script>alert(1)</script>"
     a = results_folder(tmp_path / "a" / "c", 1.0, benchmark=name)
     b = results_folder(tmp_path / "b" / "c", 1.0, benchmark=name)
-    assert compare_main([str(a), str(b), "--out", str(tmp_path / "out")]) == 0
+    assert pinbench(["compare", str(a), str(b), "--out", str(tmp_path / "out")]) == 0
     page = (tmp_path / "out" / "index.html").read_text()
     assert name not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
@@ -140,13 +139,13 @@ def test_compare_refuses_another_machine_and_warns_of_other_toolchains(tmp_path,
     other = results_folder(tmp_path / "b" / "c", 1.0, topology=preset("nehalem"))
     clang = results_folder(tmp_path / "d" / "c", 1.0, compiler="clang 16")
     out = str(tmp_path / "out")
-    assert compare_main([str(a), str(other), "--out", out]) == 2
+    assert pinbench(["compare", str(a), str(other), "--out", out]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith("pinbench compare: error: machine 'm': the topologies differ (A: ")
     assert line.endswith("not the same machine (--allow-other-machines compares anyway)")
-    assert compare_main([str(a), str(other), "--out", out, "--allow-other-machines"]) == 0
+    assert pinbench(["compare", str(a), str(other), "--out", out, "--allow-other-machines"]) == 0
     assert "WARNING: machine 'm': the topologies differ" in capsys.readouterr().err
-    assert compare_main([str(a), str(clang), "--out", out]) == 0
+    assert pinbench(["compare", str(a), str(clang), "--out", out]) == 0
     [warning] = capsys.readouterr().err.splitlines()
     assert warning == ("pinbench compare: WARNING: machine 'm': compiler 'gcc 12' -> "
                        "'clang 16'")
@@ -163,7 +162,7 @@ def test_compare_takes_campaign_files(tmp_path, monkeypatch, capsys):
         "benchmarks": {"b": {"source": "spin.c"}}}))
     results_folder(tmp_path / "results" / "c", 1.0)
     b = results_folder(tmp_path / "b" / "c", 1.3)
-    assert compare_main([str(campaign), str(b)]) == 1
+    assert pinbench(["compare", str(campaign), str(b)]) == 1
     assert "report: results/compare/c-vs-c/index.html" in capsys.readouterr().out
     assert (tmp_path / "results" / "compare" / "c-vs-c" / "comparison.csv").is_file()
 
@@ -188,20 +187,20 @@ def test_store_keeps_campaigns_and_compare_reads_them(tmp_path, capsys):
     a = results_folder(tmp_path / "a" / "c", 1.0)
     b = results_folder(tmp_path / "b" / "c", 1.3)
     store = tmp_path / "store.sqlite"
-    assert store_main(["add", str(a), "--store", str(store)]) == 0
-    assert store_main(["add", str(b), "--store", str(store)]) == 0
-    assert store_main(["add", str(a), "--store", str(store)]) == 0  # unchanged: the same id
+    assert pinbench(["store", "add", str(a), "--store", str(store)]) == 0
+    assert pinbench(["store", "add", str(b), "--store", str(store)]) == 0
+    assert pinbench(["store", "add", str(a), "--store", str(store)]) == 0  # unchanged: the same id
     assert capsys.readouterr().out.splitlines() == [
         "1", "2", f"1 (stored before, unchanged: {a})"]
-    assert store_main(["list", "--store", str(store)]) == 0
+    assert pinbench(["store", "list", "--store", str(store)]) == 0
     listing = capsys.readouterr().out.splitlines()
     assert len(listing) == 2 and "pinbench 0.9 (abc123)" in listing[0] and str(b) in listing[1]
     stored = Store(store).get(2)
     assert stored.records() == from_results(b).records()
     assert stored.machines == from_results(b).machines and stored.provenance["commit"] == "abc123"
     out = str(tmp_path / "out")
-    assert compare_main(["1", "2", "--store", str(store), "--out", out]) == 1
-    assert compare_main(["1", str(a), "--store", str(store), "--out", out]) == 0
+    assert pinbench(["compare", "1", "2", "--store", str(store), "--out", out]) == 1
+    assert pinbench(["compare", "1", str(a), "--store", str(store), "--out", out]) == 0
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT name, version, git_commit FROM campaigns").fetchall() == [
             ("c", "0.9", "abc123")] * 2

@@ -88,7 +88,7 @@ def test_pinbench_run_refuses_a_bad_config_in_one_line(name, tmp_path):
     path = BAD / name
     proc = run_campaign(tmp_path, "-n", campaign=path, timeout=300)
     lines = (proc.stdout + proc.stderr).splitlines()
-    expected = "config error: " + BAD_CONFIGS[name].replace("{file}", str(path))
+    expected = "pinbench run: error: " + BAD_CONFIGS[name].replace("{file}", str(path))
     assert proc.returncode == 2 and len(lines) == 1, proc.stdout + proc.stderr
     assert lines[0].startswith(expected), lines[0]
 
@@ -102,8 +102,8 @@ def test_a_file_above_the_size_limit_is_refused_before_it_is_read(tmp_path):
     proc = run_campaign(tmp_path, "-n", campaign=huge, timeout=300)
     assert proc.returncode == 2
     assert (proc.stdout + proc.stderr).splitlines() == [
-        f"config error: {huge}: 41943040 bytes; a campaign file may have at most 1048576 bytes "
-        "(1 MiB)"], proc.stderr
+        f"pinbench run: error: {huge}: 41943040 bytes; a campaign file may have at most "
+        "1048576 bytes (1 MiB)"], proc.stderr
 
 
 def test_other_things_yaml_refuses_come_out_in_one_line(tmp_path):

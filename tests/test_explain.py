@@ -410,7 +410,7 @@ def test_campaign_with_explained_runs(tmp_path):
     assert "here/plain: explained over the whole run\n  2 threads: " in terminal
     assert "No breakdown: no explained run succeeded: no OMPT record" in terminal
     # one thread count: no scalability models, and both say why
-    why = "no scalability models on here: 1 thread counts (2); Extra-P needs at least 5"
+    why = "no scalability models on here: 1 thread count (2); Extra-P needs at least 5"
     assert why in run.stdout and why in report
     # the benchmark without a breakdown says why
     assert "No breakdown for 2 threads: no explained run succeeded: no OMPT record" in report

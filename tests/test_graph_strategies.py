@@ -8,7 +8,7 @@ from conftest import preset
 
 from pinbench.graph.matching import thread_pairs
 from pinbench.graph.objective import cost_matrix, objective
-from pinbench.place import cli as place_cli
+from pinbench.cli import main as pinbench
 from pinbench.place import registry
 from pinbench.place.domains import PlacementError, slots, socket_slots
 from pinbench.place.record import make_placement
@@ -257,17 +257,17 @@ def test_placement_files_record_j(tmp_path, capsys):
     from pinbench.graph.matrix import write_matrix
     write_matrix(symmetric(np.random.default_rng(7), 4), tmp_path / "m.csv")
     names = ["os", "random", "compact", "scatter", *GRAPH, "lpgp-1", "gplp-2"]
-    code = place_cli.main(["--topology", preset("nehalem"), "--threads", "4", "--strategies",
-                           *names, "--outdir", str(tmp_path / "out"), "--matrix",
-                           str(tmp_path / "m.csv")])
+    code = pinbench(["place", "--topology", preset("nehalem"), "--threads", "4", "--strategies",
+                     *names, "--outdir", str(tmp_path / "out"), "--matrix",
+                     str(tmp_path / "m.csv")])
     assert code == 0
     records = {n: json.loads((tmp_path / "out" / f"{n}.json").read_text()) for n in names}
     assert records["os"]["J"] is None
     assert all(isinstance(records[n]["J"], float) for n in names if n != "os")
     assert "(J " in capsys.readouterr().out
-    assert place_cli.main(["--topology", preset("nehalem"), "--threads", "5", "--strategies",
-                           "gp", "--outdir", str(tmp_path / "x"), "--matrix",
-                           str(tmp_path / "m.csv")]) == 2
+    assert pinbench(["place", "--topology", preset("nehalem"), "--threads", "5", "--strategies",
+                     "gp", "--outdir", str(tmp_path / "x"), "--matrix",
+                     str(tmp_path / "m.csv")]) == 2
 
 
 def test_strategies_placed_with_one_memo_match_once_and_place_as_alone(machines, monkeypatch):

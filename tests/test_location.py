@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pinbench.stats.attainable import DRAWS, least_repetitions, smallest_p
+from pinbench.stats.attainable import least_repetitions, smallest_p
 from pinbench.stats.detectable import detectable_speedup
-from pinbench.stats.location import _labels_of, _Pooled, brunner_munzel
+from pinbench.stats.location import _labels_of, _Pooled, brunner_munzel, relative_effect
 from pinbench.stats.simulate import standard_error
 
 
@@ -56,7 +56,7 @@ def test_samples_apart_reach_the_smallest_p_value():
     assert 1 / 70 < brunner_munzel(faster + 1, faster)[0] < 0.05
     assert brunner_munzel(faster, 2 * faster)[0] == 1.0  # a slowdown is never significant
     p, method = brunner_munzel(np.linspace(2, 3, 35), np.linspace(1, 1.5, 35))
-    assert method == "brunner-munzel-permutation" and p == 1 / DRAWS == smallest_p(35, 35)
+    assert method == "brunner-munzel-permutation" and p == smallest_p(35, 35)
     same = np.array([1.0, 1.0, 2.0, 2.0])
     assert brunner_munzel(same, same)[0] > 0.5  # all tied with each other: nothing to find
 
@@ -86,10 +86,13 @@ def test_the_level_holds_under_h0_and_with_unequal_spreads():
 
 def test_what_n_runs_can_reach():
     assert smallest_p(3, 3) == 1 / 20 and smallest_p(4, 4) == 1 / 70
-    assert least_repetitions(1, 0.05) == 3  # 1/20 <= 0.05
-    assert least_repetitions(2, 0.05) == 4  # 1/20 > 0.025 >= 1/70
-    assert least_repetitions(144, 0.05) == 7  # C(14, 7) = 3432 >= 144 / 0.05
-    assert least_repetitions(10 ** 4, 0.05) is None  # below 1 / DRAWS: never
+    # whatever the observed spreads: the correction for unequal spreads at its most
+    assert least_repetitions(1, 0.05) == 4 and least_repetitions(2, 0.05) == 5
+    assert least_repetitions(144, 0.05) == 9
+    assert least_repetitions(10 ** 6, 0.05) is None  # below 1 / (REFERENCE + 1): never
+    # the verdicts' test is two-sided: two relabellings put the samples apart
+    assert smallest_p(3, 3, sides=2) == 1 / 10
+    assert least_repetitions(1, 0.05, sides=2) == 5 and least_repetitions(72, 0.05, sides=2) == 9
 
 
 def test_the_detectable_speedup_follows_noise_runs_and_level():
@@ -101,3 +104,15 @@ def test_the_detectable_speedup_follows_noise_runs_and_level():
     # Noether's formula at theta: log S = noise * Phi^-1(theta)
     theta = 0.5 + (stats.norm.ppf(0.95) + stats.norm.ppf(0.8)) * math.sqrt(71 / (12 * 35 * 35))
     assert math.log(base) == pytest.approx(0.07 * stats.norm.ppf(theta))
+
+
+def test_two_sided_finds_either_direction_and_the_effect_says_which():
+    faster = np.array([1.0, 1.1, 1.2, 1.3])
+    for x, y in ((2 * faster, faster), (faster, 2 * faster)):
+        assert brunner_munzel(x, y, two_sided=True) == (pytest.approx(2 / 70),
+                                                        "brunner-munzel-exact")
+    assert relative_effect(2 * faster, faster) == 1.0 and relative_effect(faster, 2 * faster) == 0
+    rng = np.random.default_rng(5)  # untied, 35 runs: the reference distribution
+    x, y = rng.lognormal(0, 0.05, 35), rng.lognormal(0, 0.05, 35)
+    one, two = brunner_munzel(x, y)[0], brunner_munzel(x, y, two_sided=True)[0]
+    assert two == pytest.approx(2 * min(one, 1 - one), rel=0.05, abs=1e-4)

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from pinbench.graph.matrix import MatrixError, main, read_matrix, write_matrix
+from pinbench.cli import main as pinbench
+from pinbench.graph.matrix import MatrixError, read_matrix, write_matrix
 
 
 def test_round_trip(tmp_path):
@@ -78,12 +79,15 @@ def test_a_pinbench_file_is_another_matrix_to_eagermap(tmp_path, asymmetric_rows
 
 def test_conversion_command(tmp_path, asymmetric_rows, capsys):
     write_matrix(asymmetric_rows, tmp_path / "m.csv")
-    assert main([str(tmp_path / "m.csv"), str(tmp_path / "e.csv"), "--to", "numalize"]) == 0
+    assert pinbench(["matrix", str(tmp_path / "m.csv"), str(tmp_path / "e.csv"),
+                     "--to", "numalize"]) == 0
     assert np.array_equal(eagermap_reads((tmp_path / "e.csv").read_text()), asymmetric_rows)
-    assert main([str(tmp_path / "e.csv"), str(tmp_path / "t.txt"), "--from", "numalize",
-                 "--to", "treematch"]) == 0
+    assert pinbench(["matrix", str(tmp_path / "e.csv"), str(tmp_path / "t.txt"),
+                     "--from", "numalize", "--to", "treematch"]) == 0
     assert np.array_equal(treematch_reads((tmp_path / "t.txt").read_text()), asymmetric_rows)
     write_matrix(asymmetric_rows / 3, tmp_path / "f.csv")
-    assert main([str(tmp_path / "f.csv"), str(tmp_path / "x.csv"), "--to", "numalize"]) == 2
+    assert pinbench(["matrix", str(tmp_path / "f.csv"), str(tmp_path / "x.csv"),
+                     "--to", "numalize"]) == 2
     assert "whole numbers only" in capsys.readouterr().err
-    assert main([str(tmp_path / "m.csv"), str(tmp_path / "x.csv"), "--to", "scotch"]) == 2
+    assert pinbench(["matrix", str(tmp_path / "m.csv"), str(tmp_path / "x.csv"),
+                     "--to", "scotch"]) == 2

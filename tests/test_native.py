@@ -23,7 +23,9 @@ PY = sys.executable
 TOPOLOGY = "Package:2 Core:2 PU:2"
 #: four threads in two pairs: hierarchical and gp place them with the C libraries
 PAIRS = "0,9,1,1\n9,0,1,1\n1,1,0,9\n1,1,9,0\n"
+#: The line of a helper never built: a workflow rule's, a command's, the measuring process's.
 NONE_BUILT = f"pinbench: {native.NONE_BUILT}\n"
+MEASURE = "python -m pinbench.measure: error: "
 #: every helper that needs no more than a C compiler and ar (scripts/setup.sh installs them)
 CORE = ("launcher", "partition", "refinement", "tsan")
 
@@ -173,9 +175,10 @@ def test_a_missing_helper_is_one_line_naming_pinbench_setup(tmp_path, spin_binar
                  ["-m", "pinbench", "trace", "--tracer", "valgrind", "--threads", "2", "--out",
                   str(tmp_path / "x.csv"), "--", "/bin/true"]):
         proc = run(env, *argv)
-        assert (proc.returncode, proc.stderr) == (2, NONE_BUILT), argv
+        assert (proc.returncode, proc.stderr) == (
+            2, f"pinbench {argv[2]}: error: {native.NONE_BUILT}\n"), argv
     proc = measure(env, tmp_path, spin_binaries["gcc"])
-    assert (proc.returncode, proc.stderr.splitlines()[-1:]) == (1, [NONE_BUILT.strip()])
+    assert (proc.returncode, proc.stderr.splitlines()[-1:]) == (1, [MEASURE + native.NONE_BUILT])
     assert "Traceback" not in proc.stderr
 
 
@@ -216,8 +219,8 @@ def test_a_helper_that_does_not_compile_is_one_line_with_the_compilers_error(tmp
     placed = run(env, "-m", "pinbench", "place", "--topology", TOPOLOGY, "--matrix",
                  str(tmp_path / "m.csv"), "--strategy", "hierarchical")
     assert placed.returncode == 2 and placed.stderr.startswith(
-        "pinbench: the placement refinement is not built: building the placement refinement "
-        "failed (") and placed.stderr.endswith("; then run pinbench setup\n")
+        "pinbench place: error: the placement refinement is not built: building the placement "
+        "refinement failed (") and placed.stderr.endswith("; then run pinbench setup\n")
     assert len(placed.stderr.splitlines()) == 1
 
 
@@ -235,11 +238,11 @@ def test_a_stale_helper_is_one_line_until_setup_builds_it_again(tmp_path, spin_b
              str(tmp_path / "m.csv"), "--strategy", "hierarchical"]
     placed = run(env, *place)
     assert (placed.returncode, placed.stderr) == (2, (
-        "pinbench: the placement refinement is out of date (its sources changed since it was "
-        "built): run pinbench setup\n"))
+        "pinbench place: error: the placement refinement is out of date (its sources changed "
+        "since it was built): run pinbench setup\n"))
     measured = measure(env, tmp_path, spin_binaries["gcc"])
     assert measured.stderr.splitlines()[-1:] == [
-        "pinbench: the launcher is out of date (its sources changed since it was built): "
+        MEASURE + "the launcher is out of date (its sources changed since it was built): "
         "run pinbench setup"] and "Traceback" not in measured.stderr
 
     again = run(env, "-m", "pinbench", "setup")
@@ -262,7 +265,8 @@ def test_a_campaign_without_the_helpers_ends_in_their_line(tmp_path):
     snakemake = campaign_command(tmp_path)[1:]  # run with the environment's Python
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(config))
     measured = run(env, *snakemake, cwd=ROOT)
-    assert measured.returncode == 1 and NONE_BUILT in measured.stderr, measured.stderr[-3000:]
+    assert measured.returncode == 1 and MEASURE + native.NONE_BUILT in measured.stderr, \
+        measured.stderr[-3000:]
     assert "Traceback" not in measured.stderr
 
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(config | {
@@ -316,7 +320,8 @@ def test_a_non_editable_install_in_a_fresh_environment_works_after_pinbench_setu
     hierarchical = [pinbench, "place", "--topology", TOPOLOGY, "--matrix",
                     str(tmp_path / "m.csv"), "--strategy", "hierarchical"]
     before = call(*hierarchical)
-    assert (before.returncode, before.stderr) == (2, NONE_BUILT)
+    assert (before.returncode, before.stderr) == (
+        2, f"pinbench place: error: {native.NONE_BUILT}\n")
     setup = call(pinbench, "setup")
     assert setup.returncode == 0, setup.stdout + setup.stderr
     assert f"(in {venv / 'lib' / 'pinbench' / 'native'})" in setup.stdout

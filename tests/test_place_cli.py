@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, preset
 
-from pinbench.place import cli as place
+from pinbench.cli import main as pinbench
 from pinbench.graph.matrix import write_matrix
 from pinbench.topology import load
 
@@ -20,8 +20,8 @@ def matrix_file(tmp_path):
 
 
 def test_one_strategy_prints_pus_j_and_omp_places(matrix_file, capsys):
-    assert place.main(["--topology", preset("core2"), "--matrix", matrix_file,
-                       "--strategy", "lpgp"]) == 0
+    assert pinbench(["place", "--topology", preset("core2"), "--matrix", matrix_file,
+                     "--strategy", "lpgp"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("lpgp: 8 threads on Package:2")
     pus = [int(pair.split("->")[1]) for pair in lines[1].split(": ")[1].split()]
@@ -31,8 +31,8 @@ def test_one_strategy_prints_pus_j_and_omp_places(matrix_file, capsys):
 
 
 def test_json_has_pus_j_places_and_shared_levels(matrix_file, capsys):
-    assert place.main(["--topology", preset("nehalem"), "--matrix", matrix_file,
-                       "--strategy", "gplp", "--sockets", "2", "--seed", "3", "--json"]) == 0
+    assert pinbench(["place", "--topology", preset("nehalem"), "--matrix", matrix_file,
+                     "--strategy", "gplp", "--sockets", "2", "--seed", "3", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     assert found["strategy"] == "gplp-2" and sorted(found["pus"]) == list(range(8))
     assert found["omp_places"].count("{") == 8 and isinstance(found["J"], float)
@@ -42,11 +42,11 @@ def test_json_has_pus_j_places_and_shared_levels(matrix_file, capsys):
 
 
 def test_all_compares_every_strategy(matrix_file, capsys):
-    assert place.main(["--topology", preset("core2"), "--matrix", matrix_file,
-                       "--strategy", "all", "--sockets", "1"]) == 2  # 8 threads on one socket
+    assert pinbench(["place", "--topology", preset("core2"), "--matrix", matrix_file,
+                     "--strategy", "all", "--sockets", "1"]) == 2  # 8 threads on one socket
     capsys.readouterr()
-    assert place.main(["--topology", preset("core2"), "--matrix", matrix_file,
-                       "--strategy", "all"]) == 0
+    assert pinbench(["place", "--topology", preset("core2"), "--matrix", matrix_file,
+                     "--strategy", "all"]) == 0
     rows = capsys.readouterr().out.splitlines()[2:]
     names = [row.split()[0] for row in rows]
     assert names == ["random", "compact", "scatter", "lp-compact", "lp-scatter", "gp", "lpgp",
@@ -63,8 +63,8 @@ def test_all_as_json(tmp_path, capsys):
         upper = np.triu(np.full((threads, threads), 3), 1)
         write_matrix(upper + upper.T, tmp_path / "m.csv")
         capsys.readouterr()
-        assert place.main(["--topology", "auto", "--matrix", str(tmp_path / "m.csv"),
-                           "--strategy", "all", "--json"]) == status, threads
+        assert pinbench(["place", "--topology", "auto", "--matrix", str(tmp_path / "m.csv"),
+                         "--strategy", "all", "--json"]) == status, threads
     found = json.loads(capsys.readouterr().out)
     assert set(found) == {"random", "compact", "scatter", "lp-compact", "lp-scatter", "gp",
                           "lpgp", "gplp", "hierarchical"}
@@ -88,9 +88,9 @@ def test_errors_are_one_line_and_exit_2(matrix_file, tmp_path, capsys, args, mes
         pairs["--matrix"] = str(tmp_path / "bad.csv")
     options.update(pairs)
     argv = [item for pair in options.items() for item in pair]
-    assert place.main(argv) == 2
+    assert pinbench(["place", *argv]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("error: ") and message in err
+    assert err.count("\n") == 1 and err.startswith("pinbench place: error: ") and message in err
 
 
 def test_runs_as_a_module(matrix_file):

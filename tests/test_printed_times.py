@@ -12,7 +12,7 @@ from test_workflow import read_csv, write_campaign
 from pinbench.measure.job import measure_one
 from pinbench.results.printed_share import printed_share
 from pinbench.results.runs import write_runs
-from pinbench.stats.analyse import main as analyse_main
+from pinbench.cli import main as pinbench
 from pinbench.stats.analyse import read_verdicts, verdict_tables
 
 STEP_LINE, CLOCK_LINE = r"^step \d+: (\S+) ms$", r"^Wall clock (\S+)$"
@@ -142,11 +142,11 @@ def test_pinbench_analyse_takes_a_benchmark_s_expected_share(tmp_path, capsys):
     write_runs([printed(0.05 + rep / 100, strategy=strategy, repetition=rep, order_index=rep)
                 for strategy in ("os", "compact") for rep in range(3)], runs)
     for option, implausible in (([], True), (["--time-share-expected", "b=0.04"], False)):
-        assert analyse_main([str(runs), str(tmp_path / "out"), *option]) == 0
+        assert pinbench(["analyse", str(runs), str(tmp_path / "out"), *option]) == 0
         [verdict] = read_verdicts(tmp_path / "out" / "verdicts.csv")
         assert verdict.printed_implausible is implausible
-    with pytest.raises(SystemExit):
-        analyse_main([str(runs), str(tmp_path / "out"), "--time-share-expected", "b=2"])
+    assert pinbench(["analyse", str(runs), str(tmp_path / "out"), "--time-share-expected",
+                     "b=2"]) == 2
     assert "expected BENCH=SHARE, a share in (0, 1], got 'b=2'" in capsys.readouterr().err
 
 

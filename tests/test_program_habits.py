@@ -249,7 +249,8 @@ def test_a_bad_cwd_or_verify_is_refused_in_one_line(tmp_path, entry, message):
     work = write_campaign(tmp_path, machines={"here": {"topology": "auto"}},
                           benchmarks={"spin": {"source": "tests/data/spin.c"} | entry})
     run = run_campaign(work, "-n")
-    assert run.returncode == 2 and run.stderr.strip() == f"config error: {message}", run.stderr
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.strip() == f"pinbench run: error: {message}", run.stderr
 
 
 @pytest.mark.slow

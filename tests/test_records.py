@@ -17,6 +17,7 @@ from pinbench.place.registry import NAMES
 from pinbench.results import traces
 from pinbench.results.placements import (Placement, read_placement, shared_levels,
                                          write_placement)
+from pinbench.results.regions import Region, Regions
 from pinbench.topology import load
 from pinbench.workflow import jobsettings
 from pinbench.workflow.campaign import load_campaign
@@ -33,9 +34,14 @@ def test_every_strategy_s_placement_reads_back_from_its_file(tmp_path, oversubsc
     names = [n for n in NAMES if not oversubscribe or n in ("os", "random", "compact")]
     # nehalem's 2 sockets are 2 places: 4 threads only under the primary policy
     names = [n for n in names if not n.endswith("-sockets") or n.startswith("primary")]
+    # the per-region strategies' trace: two regions, each with half of the accesses and time
+    halves = Regions(threads, [Region(f"p+0x{k}", f"p.c:{k} (main)", 1, 0.5, 0.5, 9.0,
+                                      (upper + upper.T if k else np.eye(threads)).tolist())
+                               for k in range(2)])
     for name in names:
         made = make_placement(topo, name, threads, seed=5, repetitions=3,
-                              matrix=upper + upper.T, oversubscribe=oversubscribe)
+                              matrix=upper + upper.T, oversubscribe=oversubscribe,
+                              regions=halves)
         assert Placement.from_json(json.loads(json.dumps(made.to_json()))) == made
         write_placement(made, tmp_path / f"{name}.json")
         assert read_placement(tmp_path / f"{name}.json") == made

@@ -177,7 +177,7 @@ def test_strategy_tables_show_each_placements_objective(campaign):
 
 
 def verdicts_campaign(tmp_path: Path):
-    """(layout, configuration) of a campaign ``c`` in ``tmp_path`` of three cells' verdicts
+    """(layout, configuration) of a campaign ``c`` in ``tmp_path`` of four cells' verdicts
     (``verdicts.csv``) and an environment.json of an older pinbench, without the system
     checks."""
     from pinbench.results.layout import Layout
@@ -185,7 +185,8 @@ def verdicts_campaign(tmp_path: Path):
 
     layout = Layout(str(tmp_path / "c"))
     common = {"machine": "m", "threads": 2, "baseline": "os", "tests": 2, "tests_report": 6,
-              "coincide": False, "drift": False, "noisy_runs": 0}
+              "coincide": False, "drift": False, "noisy_runs": 0, "slower": 0,
+              "outcome": "none", "outcome_report": "none", "decision_report": "fwer"}
     rows = [dict.fromkeys(VERDICT_COLUMNS, "") | common | {
         "benchmark": bench, "best": "a", "speedup_median": 1.2, "p_raw": 0.01,
         "p_adjusted": 0.02, "runner_up": "b", "p_best_vs_others": p, "clear_winner": p <= 0.05,
@@ -193,8 +194,12 @@ def verdicts_campaign(tmp_path: Path):
         "detectable_report": "" if report else 1.0876} for bench, p, report in
         (("x", 0.3, ""), ("y", 0.001, "a"))]
     rows.append(dict.fromkeys(VERDICT_COLUMNS, "") | common | {
-        "benchmark": "z", "detectable": 1.0512, "drift": True, "drift_p": 0.001,
+        "benchmark": "z", "detectable": 1.0512, "too_few": "with 3 runs against 3 (...)",
+        "drift": True, "drift_p": 0.001,
         "drift_p_adjusted": 0.006, "run_order": "back-to-back"})
+    rows.append(dict.fromkeys(VERDICT_COLUMNS, "") | common | {
+        "benchmark": "s", "outcome": "slower", "outcome_report": "slower", "slower": 2,
+        "detectable": 1.05, "detectable_report": 1.08})
     path = tmp_path / "c" / "stats" / "verdicts.csv"
     path.parent.mkdir(parents=True)
     with path.open("w", newline="") as handle:
@@ -224,7 +229,10 @@ def test_verdict_wording_follows_the_verdict(tmp_path):
     assert "clearly faster than every other strategy, b the next (p 0.001)" in y
     assert "<strong>a</strong> faster</td>\n<td>0.01 / 0.02 / 0.03</td>" in y
     assert "no significant difference (2 tests); a speedup of 1.051 would have been found" in z
-    assert "none found (too few runs to find any)" in z
+    assert "none found (too few runs: with 3 runs against 3 (...))" in z
+    slower = Path(layout.report_page("benchmarks", "s")).read_text()
+    assert "<strong>pinning is slower here</strong>: the best placement is slower than os" in slower
+    assert "<td><strong>pinning is slower here</strong></td>" in slower
     assert "drift</span> (p 0.006 over the jobs), <strong>runs back to back" in z
     assert "Holm&#39;s step-down over all 6" in x or "Holm's step-down over all 6" in x
 
@@ -237,14 +245,14 @@ def test_the_pages_render_the_results_read_once_and_read_no_file(tmp_path):
 
     layout, config = verdicts_campaign(tmp_path)
     results = CampaignResults.load(layout, config, ["m"])
-    assert [v.benchmark for v in results.verdicts] == ["x", "y", "z"]
+    assert [v.benchmark for v in results.verdicts] == ["x", "y", "z", "s"]
     assert results.machines["m"].environment == {"hostname": "old"}
     build_report(layout, config, ["m"])
     (tmp_path / "c").rename(tmp_path / "built")
     render(results)
     pages = sorted(p.relative_to(tmp_path / "built") for p in (tmp_path / "built").rglob("*.html")
                    if "report" in p.parts)
-    assert len(pages) == 5  # the first page, three benchmarks' and the machine's
+    assert len(pages) == 6  # the first page, four benchmarks' and the machine's
     assert sorted(p.relative_to(tmp_path / "c") for p in (tmp_path / "c").rglob("*")
                   if p.suffix == ".html") == pages
     for page in pages:

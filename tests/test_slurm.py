@@ -118,6 +118,6 @@ def test_a_slurm_machine_is_never_measured_here(cluster, tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert ("machine node is measured on a SLURM node: run the campaign with "
-            "--workflow-profile profiles/slurm") in out
+            "--workflow-profile slurm") in out
     assert (tmp_path / "results" / "cluster" / "here" / "topology.xml").is_file()
     assert not (tmp_path / "results" / "cluster" / "node" / "topology.xml").exists()

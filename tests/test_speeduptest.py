@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pinbench.stats.speeduptest import SampleError, main, read_times, speedup_test
+from pinbench.cli import main as pinbench
+from pinbench.stats.speeduptest import SampleError, read_times, speedup_test
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -366,7 +367,7 @@ def test_cli_bad_input_exits_2(tmp_path, files):
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 2
         assert out == "" and "Traceback" not in err
-        assert len(err.splitlines()) == 1 and err.startswith("error:"), err
+        assert len(err.splitlines()) == 1 and err.startswith("pinbench speeduptest: error:"), err
 
 
 @pytest.mark.parametrize("content,extra", [
@@ -380,11 +381,10 @@ def test_cli_bad_input_exits_2(tmp_path, files):
 def test_cli_bad_input_one_error_line(tmp_path, capsys, content, extra):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(content.encode("latin-1"))
-    with pytest.raises(SystemExit) as info:
-        main([str(bad), str(bad), *extra])
+    status = pinbench(["speeduptest", str(bad), str(bad), *extra])
     out, err = capsys.readouterr()
-    assert info.value.code == 2 and out == ""
-    assert len(err.splitlines()) == 1 and err.startswith("error:"), err
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and err.startswith("pinbench speeduptest: error:"), err
 
 
 def test_read_times_picks_the_first_numeric_column(tmp_path):

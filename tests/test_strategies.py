@@ -5,7 +5,7 @@ import json
 import pytest
 from conftest import preset
 
-from pinbench.place import cli as place_cli
+from pinbench.cli import main as pinbench
 from pinbench.place import independent
 from pinbench.place.domains import PlacementError
 from pinbench.place.record import make_placement
@@ -121,9 +121,9 @@ def test_graph_strategies_need_a_matrix(machines):
 
 
 def test_placement_command_writes_one_file_per_strategy(tmp_path, capsys):
-    code = place_cli.main(["--topology", preset("core2"), "--threads", "4", "--strategies",
-                           "os", "compact", "scatter", "random", "--outdir", str(tmp_path),
-                           "--repetitions", "3", "--seed", "1"])
+    code = pinbench(["place", "--topology", preset("core2"), "--threads", "4", "--strategies",
+                     "os", "compact", "scatter", "random", "--outdir", str(tmp_path),
+                     "--repetitions", "3", "--seed", "1"])
     assert code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "compact.json", "os.json", "random.json", "scatter.json"]

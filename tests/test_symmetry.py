@@ -115,7 +115,7 @@ def test_the_report_says_why_a_flat_machine_shows_one_placement(tmp_path):
             writer.writerow(dict.fromkeys(VERDICT_COLUMNS, "") | {
                 "machine": machine, "benchmark": "b", "threads": 2, "baseline": "os",
                 "tests": 1, "tests_report": 2, "coincide": True, "drift": False,
-                "noisy_runs": 0})
+                "noisy_runs": 0, "slower": 0})
     html = build_report(layout, config, ["flat", "smt"]).read_text()
     assert html.count("no winner is named among them") == 2
     assert html.count("It is flat (") == 1

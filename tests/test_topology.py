@@ -230,7 +230,8 @@ def test_the_command_prints_one_error_line(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pinbench", "topology", str(path)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    assert re.fullmatch(f"error: lstopo-no-graphics failed on topology file {re.escape(str(path))} "
+    assert re.fullmatch("pinbench topology: error: lstopo-no-graphics failed on topology file "
+                        f"{re.escape(str(path))} "
                         r"\(hwloc [^)]+\): cannot import XML version 99.0 > [0-9.]+\n",
                         proc.stderr)
 
@@ -248,7 +249,7 @@ def test_a_too_large_synthetic_machine_stops_planning_in_one_line(tmp_path, spec
     proc = run_campaign(work, "-n", timeout=60)
     assert proc.returncode == 2
     assert (proc.stdout + proc.stderr).splitlines() == [
-        f"config error: machines.big.topology: synthetic topology {spec!r} has {pus} PUs, "
+        f"pinbench run: error: machines.big.topology: synthetic topology {spec!r} has {pus} PUs, "
         "more than pinbench reads (8,192 PUs; PINBENCH_MAX_PUS sets another limit)"]
 
 

@@ -11,7 +11,7 @@ from conftest import run_record
 from pinbench.place.symmetry import canonical_form
 from pinbench.results.runs import write_runs
 from pinbench.topology import load
-from pinbench.stats.analyse import main as analyse_main
+from pinbench.cli import main as pinbench
 from pinbench.stats.analyse import read_verdicts
 from pinbench.stats.drift import across_jobs, drift, trend_test
 from pinbench.stats.simulate import noise, standard_error
@@ -94,18 +94,26 @@ def test_a_cell_without_a_winner_says_what_it_could_have_found():
     assert noisy["detectable"] == max(by["a"]["detectable"], by["b"]["detectable"])
 
 
-def test_the_report_wide_decision_is_holm_over_every_cell():
-    """Two cells of two tests each: Holm over the four p-values, not per cell; an experiment
-    that stands for two strategies is one test."""
+def _two_cells(effect_y_a: float = 0.8) -> tuple[list[dict], list[dict]]:
+    """Two cells of two tests each (p-values 0.001, 0.02 and 0.015, 0.5); c stands for a."""
     comparisons, verdicts = [], []
     for bench, p_values in (("x", (0.001, 0.02)), ("y", (0.015, 0.5))):
         names = {"machine": "m", "benchmark": bench, "threads": 2}
-        verdicts.append(names | {"best": "a"})
+        verdicts.append(names | {"best": "a", "tests": 2})
         for strategy, experiment, p in (("a", "a", p_values[0]), ("b", "b", p_values[1]),
                                         ("c", "a", p_values[0])):
+            effect = effect_y_a if (bench, experiment) == ("y", "a") else 0.8
             comparisons.append(names | {"strategy": strategy, "experiment": experiment,
                                         "p_raw": p, "runs": 20, "baseline_runs": 20,
-                                        "noise": 0.05, "speedup_median": 1.1})
+                                        "noise": 0.05, "effect": effect,
+                                        "speedup_median": 1.1 if effect > 0.5 else 0.9})
+    return verdicts, comparisons
+
+
+def test_the_report_wide_decision_is_holm_over_every_cell():
+    """Holm over the four p-values, not per cell; an experiment that stands for two
+    strategies is one test."""
+    verdicts, comparisons = _two_cells()
     report_wide(verdicts, comparisons, 0.05)
     by = {(c["benchmark"], c["strategy"]): c for c in comparisons}
     # Holm over (0.001, 0.02, 0.015, 0.5): 4 x 0.001, max(3 x 0.015, 2 x 0.02), 0.5
@@ -113,8 +121,59 @@ def test_the_report_wide_decision_is_holm_over_every_cell():
         pytest.approx([0.004, 0.045, 0.045, 0.5])
     assert by[("x", "c")]["p_report"] == by[("x", "a")]["p_report"]  # one experiment, one test
     assert [v["best_report"] for v in verdicts] == ["a", "a"]  # x: a and b, a more surely
-    assert all(v["tests_report"] == 4 for v in verdicts)
-    assert verdicts[0]["detectable_report"] > 1.0
+    assert all(v["tests_report"] == 4 and v["decision_report"] == "fwer" for v in verdicts)
+    assert verdicts[0]["detectable_report"] > 1.0 and not verdicts[0]["too_few"]
+
+
+def test_the_report_wide_outcome_is_slower_where_the_best_is_and_fdr_finds_more():
+    verdicts, comparisons = _two_cells(effect_y_a=0.2)  # y: a slower, b not shown to differ
+    report_wide(verdicts, comparisons, 0.05)
+    by = {(c["benchmark"], c["strategy"]): c for c in comparisons}
+    assert by[("y", "a")]["outcome_report"] == "slower" and not by[("y", "a")]["faster_report"]
+    # the best placement of y (by median speedup) is b, not shown to differ: not "slower"
+    assert [v["outcome_report"] for v in verdicts] == ["faster", "none"]
+    verdicts, comparisons = _two_cells(effect_y_a=0.2)
+    for row in comparisons:
+        if (row["benchmark"], row["experiment"]) == ("y", "b"):
+            row["speedup_median"] = 0.8  # now a is the best of y, and slower
+    report_wide(verdicts, comparisons, 0.01, "fdr")
+    by = {(c["benchmark"], c["strategy"]): c for c in comparisons}
+    # Benjamini-Hochberg over (0.001, 0.02, 0.015, 0.5): 0.004, 0.0267, 0.0267, 0.5
+    assert [by[k]["p_report"] for k in (("x", "a"), ("x", "b"), ("y", "a"), ("y", "b"))] == \
+        pytest.approx([0.004, 0.08 / 3, 0.08 / 3, 0.5])
+    assert [v["outcome_report"] for v in verdicts] == ["faster", "none"]  # at 0.01: x a only
+    for decision, said in (("fwer", ["faster", "none"]), ("fdr", ["faster", "slower"])):
+        verdicts, comparisons = _two_cells(effect_y_a=0.2)
+        for row in comparisons:
+            if (row["benchmark"], row["experiment"]) == ("y", "b"):
+                row["speedup_median"] = 0.8
+        report_wide(verdicts, comparisons, 0.03, decision)  # Holm stops at 0.045 > 0.03
+        assert [v["outcome_report"] for v in verdicts] == said
+        assert all(v["decision_report"] == decision for v in verdicts)
+
+
+def test_a_cell_of_slower_placements_says_pinning_is_slower():
+    runs = cell({"os": ("", 1.0), "compact": ("0 1", 1.12), "scatter": ("0 2", 1.1)}, n=12,
+                seed=4)
+    verdict = cell_verdict(runs, "os", 0.05)
+    assert verdict["outcome"] == "slower" and verdict["slower"] == 2 and not verdict["best"]
+    assert {c["outcome"] for c in verdict["comparisons"] if c["strategy"] != "os"} == {"slower"}
+    assert not any(c["faster"] for c in verdict["comparisons"])
+
+
+def test_too_few_runs_say_which_decision_cannot_reject():
+    runs = cell({"os": ("", 1.0), "compact": ("0 1", 1 / 1.5), "scatter": ("0 2", 1.0)}, n=4,
+                seed=2)
+    verdict = cell_verdict(runs, "os", 0.05)
+    comparisons = [{"machine": "m", "benchmark": "b", "threads": 2} | c
+                   for c in verdict.pop("comparisons")]
+    verdicts = [{"machine": "m", "benchmark": "b", "threads": 2} | verdict]
+    report_wide(verdicts, comparisons, 0.05)
+    assert verdicts[0]["detectable"] is None  # 2/70 > 0.05/2
+    assert verdicts[0]["too_few"].startswith("with 4 runs against 4 the smallest p-value is "
+                                             "0.029: no strategy can be found faster or slower "
+                                             "than the baseline in a cell (2 tests")
+    assert "5 runs per strategy can in a cell and over the whole report" in verdicts[0]["too_few"]
 
 
 def test_planted_drift_is_flagged_and_no_drift_is_not():
@@ -154,9 +213,9 @@ def test_the_trend_test_holds_alpha_with_autocorrelated_runs():
 def test_the_analysis_command_writes_every_file(tmp_path, capsys):
     runs = cell({"os": ("", 1.0), "compact": ("0 1", 0.8), "scatter": ("1 0", 0.8)})
     write_runs(runs, tmp_path / "runs.csv")
-    assert analyse_main([str(tmp_path / "runs.csv"), str(tmp_path / "out"),
-                         "--topology", "m=Package:1 Core:2 PU:1",
-                         "--strategies", "os", "compact", "scatter"]) == 0
+    assert pinbench(["analyse", str(tmp_path / "runs.csv"), str(tmp_path / "out"),
+                     "--topology", "m=Package:1 Core:2 PU:1",
+                     "--strategies", "os", "compact", "scatter"]) == 0
     assert "Overall speedups" in capsys.readouterr().out
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "cells.csv", "comparisons.csv", "stats.json", "summary.csv", "summary.txt",
@@ -179,9 +238,9 @@ def test_the_analysis_command_refuses_bad_input_in_one_line(tmp_path, capsys, mo
     monkeypatch.chdir(tmp_path)
     write_runs(cell({"os": ("", 1.0), "compact": ("0", 0.9)}, n=5), tmp_path / "runs.csv")
     (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
-    assert analyse_main(args) == 2
+    assert pinbench(["analyse", *args]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and message in err
+    assert err.count("\n") == 1 and err.startswith("pinbench analyse: error: ") and message in err
 
 
 def test_the_closing_line_counts_the_report_wide_winners(tmp_path):
@@ -192,18 +251,21 @@ def test_the_closing_line_counts_the_report_wide_winners(tmp_path):
     from pinbench.workflow.outcome import campaign_line
 
     runs = []
-    for k, bench in enumerate(("fast", "same1", "same2")):
-        factor = 0.8 if bench == "fast" else 1.0
-        for run in cell({"os": ("", 1.0), "a": ("0", factor), "b": ("1", 1.0)}, n=20, seed=10 + k):
+    for k, bench in enumerate(("fast", "same", "slow")):
+        factor = {"fast": 0.8, "same": 1.0, "slow": 1.15}[bench]
+        other = 1.15 if bench == "slow" else 1.0
+        for run in cell({"os": ("", 1.0), "a": ("0", factor), "b": ("1", other)}, n=20,
+                        seed=10 + k):
             run.benchmark = bench
             runs.append(run)
     layout = Layout(str(tmp_path / "c"))
     write_runs(runs, tmp_path / "c" / "runs.csv")
-    assert analyse_main([layout.all_runs, str(tmp_path / "c" / "stats")]) == 0
+    assert pinbench(["analyse", layout.all_runs, str(tmp_path / "c" / "stats")]) == 0
     line = campaign_line(layout, 0.05)
     assert line.startswith("180 runs in 3 measurement job(s), 0 failed, 0 misplaced; a strategy "
                            "faster than the baseline in 1 of 3 cells, report-wide (family-wise "
-                           "error 0.05 over all 6 tests): fast t2: a; in ")
+                           "error 0.05 over all 6 tests): fast t2: a; slower than the baseline "
+                           "in 1 of 3 cells (the best placement slower, report-wide); in ")
     assert line.endswith("by each cell's own verdict; drift in 0")
     # a verdicts table of an older analysis (a partial call, e.g. --until placement, before
     # the analysis runs again) is said in the line, not raised

@@ -88,8 +88,9 @@ def test_tiny_campaign_end_to_end(tmp_path, cc):
     assert "runs all failed alike (exit status 3): stopping" in run.stdout + run.stderr
     assert "Traceback" not in run.stderr
     # 3 runs cannot make any of the 3 tests of a cell significant: said before measuring
-    assert ("pinbench: WARNING: repetitions: with 3 runs per strategy no strategy can be found "
-            "faster than the baseline in a cell (3 tests") in run.stdout
+    assert ("pinbench: WARNING: repetitions: with 3 runs against 3 the smallest p-value is "
+            "0.1: no strategy can be found faster or slower than the baseline in a cell (3 "
+            "tests") in run.stdout
     # on a flat machine (a 2-core VM) every pinned placement is alike: said before measuring
     # and at the end
     flat = [line for line in run.stdout.splitlines() if "machine here is flat (" in line]
@@ -225,10 +226,19 @@ def test_plan_lists_measured_and_planned_machines_placements_measuring_nothing(t
     work = write_campaign(tmp_path, strategies=["os", "compact"], threads=[1, 2],
                           tracing={"when": "never"}, explain=None)
     plan = subprocess.run([sys.executable, "-m", "pinbench", "plan", str(work / "campaign.yaml"),
-                           "--directory", str(work)],
+                           "--directory", str(work), "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert plan.returncode == 0, plan.stderr[-3000:]
     results = work / "results" / "tiny"
+    found = json.loads(plan.stdout)  # --json: the plan, alone on stdout
+    assert found["campaign"] == "tiny" and sorted(found["machines"]) == ["here", "nehalem"]
+    nehalem = found["machines"]["nehalem"]
+    assert (nehalem["measured"], nehalem["threads"]) == (False, [1, 2])
+    assert nehalem["plan"] == str(results / "nehalem" / "plan.txt")
+    assert [(p["benchmark"], p["threads"], p["strategy"]) for p in nehalem["placements"]] == [
+        (bench, n, strategy) for bench in ("crash", "spin") for n in (1, 2)
+        for strategy in ("os", "compact")]
+    assert nehalem["placements"][1]["pus"] == [0]
     for machine in ("here", "nehalem"):
         lines = (results / machine / "plan.txt").read_text().splitlines()
         assert lines[::3] == [f"{bench}, {n} threads:" for bench in ("crash", "spin")
@@ -333,7 +343,7 @@ def test_graph_strategies_refuse_oversubscribed_counts(tmp_path):
                           strategies=["os", "lp-compact"], machines={"here": {"topology": "auto"}})
     plan = run_campaign(work, "-n")
     assert plan.returncode != 0
-    assert (f"config error: strategies: lp-compact cannot place {pus + 1} threads on the {pus} "
-            "placeable PUs of machine 'here'") in plan.stderr
+    assert (f"pinbench run: error: strategies: lp-compact cannot place {pus + 1} threads on "
+            f"the {pus} placeable PUs of machine 'here'") in plan.stderr
     refused = run_campaign(write_campaign(tmp_path / "no", threads=[pus + 1]), "-n")
     assert "(oversubscribe: true allows that)" in refused.stderr

@@ -22,16 +22,16 @@ Other mapping tools read such a file differently, so :func:`write_matrix` and
 """
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from pinbench.errors import PinbenchError
 
-class MatrixError(ValueError):
+
+class MatrixError(PinbenchError, ValueError):
     """A matrix file is unusable; the message is one line."""
 
 
@@ -106,25 +106,3 @@ def write_matrix(matrix: np.ndarray, path: Path | str, layout: str = "pinbench")
     lines = [fmt.separator.join(str(int(v)) if whole else repr(float(v)) for v in row)
              for row in rows]
     Path(path).write_text("\n".join(lines) + "\n")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Convert an affinity matrix file from one tool's layout to another's."""
-    parser = argparse.ArgumentParser(prog="pinbench matrix",
-                                     description=main.__doc__)
-    parser.add_argument("source", help="the matrix file to read")
-    parser.add_argument("target", help="the file to write")
-    parser.add_argument("--to", required=True, help=f"layout to write: {', '.join(FORMATS)}")
-    parser.add_argument("--from", dest="source_layout", default="pinbench",
-                        help="layout of the source file (default: pinbench)")
-    args = parser.parse_args(argv)
-    try:
-        write_matrix(read_matrix(args.source, args.source_layout), args.target, args.to)
-    except MatrixError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

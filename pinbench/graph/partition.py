@@ -45,11 +45,12 @@ import numpy as np
 import pymetis
 
 from pinbench import native
+from pinbench.errors import PinbenchError
 from pinbench.graph.edges import METIS_BOUND, integer_matrix
 
 
 
-class PartitionError(ValueError):
+class PartitionError(PinbenchError, ValueError):
     """The items cannot fit in the parts (see :func:`fits`)."""
 
 

@@ -59,6 +59,7 @@ import functools
 import numpy as np
 
 from pinbench import native
+from pinbench.errors import PinbenchError
 
 #: Give up on a search whose J, after its passes' decreases extrapolated as a geometric
 #: series, would stay above the J to beat by more than this many times that extrapolation.
@@ -66,7 +67,7 @@ GIVE_UP_MARGIN = 4.0
 
 
 
-class RefinementError(RuntimeError):
+class RefinementError(PinbenchError, RuntimeError):
     """The C search cannot be built, or ran out of memory; one-line message."""
 
 

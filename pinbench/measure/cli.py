@@ -1,4 +1,5 @@
-"""``python -m pinbench.measure``: the measuring process of one job, started by the measure rule.
+"""The measuring process of one job, started by the measure rule as ``python -m pinbench.measure``
+(its arguments: :mod:`pinbench.commands.measure`).
 
     python -m pinbench.measure --spec JSON --placements FILE... --journal FILE --out FILE.csv
         [--lock FILE] [--log FILE] [--outputs DIR] [--explained JOURNAL TABLE]
@@ -29,7 +30,6 @@ from pathlib import Path
 
 from pinbench.measure import interrupt
 from pinbench.measure.job import Job, new_account, run_job
-from pinbench.measure.lock import DEFAULT_LOCK
 from pinbench.measure.progress import Campaign, parse_cell
 from pinbench.measure.settings import JobSettings
 from pinbench.measure.system import process_age_s
@@ -55,31 +55,11 @@ def free_bytes(path: Path) -> int:
     return found.f_bavail * found.f_frsize
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run (or resume) one measurement job and write its runs table."""
+def measure(args: argparse.Namespace) -> int:
+    """Run (or resume) the measurement job of ``args`` (:mod:`pinbench.commands.measure`) and
+    write its runs table; the process's exit status."""
     startup_s = process_age_s()
     interrupt.install()  # done already by ``python -m pinbench.measure``, before its imports
-    parser = argparse.ArgumentParser(prog=ME, description=main.__doc__)
-    parser.add_argument("--spec", required=True,
-                        help="the job's settings as JSON "
-                        "(see pinbench.measure.settings.JobSettings)")
-    parser.add_argument("--placements", nargs="+", type=Path, required=True)
-    parser.add_argument("--journal", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--lock", default=os.environ.get("PINBENCH_LOCK", DEFAULT_LOCK))
-    parser.add_argument("--log", type=Path, help="also append progress lines to this file")
-    parser.add_argument("--outputs", type=Path,
-                        help="keep each run's output (compressed) in this folder")
-    parser.add_argument("--explained", nargs=2, type=Path, metavar=("JOURNAL", "TABLE"),
-                        help="journal and table of the explained runs (spec's explain)")
-    parser.add_argument("--campaign-root", help="the campaign's results folder: the runs start "
-                        "in the job's scratch folder there unless the benchmark names a cwd; "
-                        "with --cells, the progress lines estimate the time left of the campaign")
-    parser.add_argument("--cells", nargs="*", default=[], metavar="MACHINE/BENCH/N",
-                        help="every measurement job of the campaign")
-    parser.add_argument("--account", type=Path, help="write where this process's time went "
-                        "(JSON: start-up, lock, runs, waits; the campaign's time by stage)")
-    args = parser.parse_args(argv)
     free = free_bytes(args.journal.parent)
     if free < MIN_FREE_BYTES:
         print(f"{ME}: error: only {free >> 20} MiB free on the file system of "

@@ -26,6 +26,8 @@ import json
 import os
 from pathlib import Path
 
+from pinbench.measure import tool_files
+
 #: The variable naming the file the tool writes its record to.
 OUT_VARIABLE = "PINBENCH_OMPT_OUT"
 #: Why an explained run has no record.
@@ -75,17 +77,11 @@ def runtime_used(record: dict | None, binary: str) -> str:
 def read_record(path: str) -> dict | None:
     """The tool's record of a run, or None when it wrote none (or an unreadable one); the
     file is removed once read."""
+    text = tool_files.take(path)
     try:
-        with open(path) as handle:
-            record = json.load(handle)
-    except (OSError, ValueError):
+        record = json.loads(text) if text is not None else None
+    except ValueError:
         return None
-    finally:
-        for leftover in (path, path + ".part"):
-            try:
-                os.unlink(leftover)
-            except OSError:
-                pass
     return record if isinstance(record, dict) and "threads" in record else None
 
 

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench.measure import explain as explaining, interrupt, outputs as kept_outputs, verify
-from pinbench.measure import legacy, workdir
+from pinbench.measure import legacy, rebind, workdir
 from pinbench.measure.journal import Journal, described
 from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
@@ -70,7 +70,7 @@ from pinbench.measure.system import wait_until_quiet
 from pinbench.results import formats
 from pinbench.results.placements import Placement, omp_places
 from pinbench.results.printed_share import printed_share
-from pinbench.results.runs import MISMATCH, RunRecord, write_runs
+from pinbench.results.runs import MISMATCH, VERIFIED, RunRecord, write_runs
 from pinbench.seeding import derive_seed
 
 
@@ -159,7 +159,8 @@ class Job(JobSettings):
             parts[part] = formats.digest(list(fields.values()))
         for strategy, placement in sorted(self.placements.items()):
             parts[f"placement of {strategy}"] = formats.digest(
-                [placement.pus, placement.pus_by_repetition])
+                [placement.pus, placement.pus_by_repetition]
+                + ([placement.regions] if placement.regions else []))
         return parts
 
     def fingerprint(self) -> str:
@@ -211,9 +212,12 @@ def planned_binding(job: Job, strategy: str, repetition: int,
 
 
 def run_environment(job: Job, pus: list[int] | None,
-                    policy: dict[str, str] | None = None) -> dict[str, str]:
+                    policy: dict[str, str] | None = None,
+                    regions: list[dict] | None = None) -> dict[str, str]:
     """The full environment of one run: fixed base, campaign extras, OpenMP binding (the
-    runtime's own ``policy``, else thread i on ``pus[i]``)."""
+    runtime's own ``policy``, else thread i on ``pus[i]``), and with ``regions`` (a placement
+    per region) the re-binding shim (:mod:`pinbench.measure.rebind`; NotBuilt when it is
+    not built)."""
     env = base_environment() | job.env
     env.update(OMP_NUM_THREADS=str(job.threads), OMP_DISPLAY_AFFINITY="TRUE",
                OMP_AFFINITY_FORMAT=verify.PROCESS_FORMAT if job.verify == OPENMP
@@ -222,17 +226,24 @@ def run_environment(job: Job, pus: list[int] | None,
         env.update(policy)
     elif pus is not None:
         env.update(OMP_PLACES=omp_places(pus), OMP_PROC_BIND="close")
+    if regions and pus is not None:
+        plan, out = rebind.run_files(job.benchmark)
+        rebind.write_plan(pus, regions, plan)
+        env = rebind.environment(env, rebind.shim(), plan, out)
     return env
 
 
-def prepared_run(job: Job, pus: list[int] | None,
-                 policy: dict[str, str] | None = None) -> tuple[dict[str, str], bytes]:
-    """The environment of a run on ``pus`` (or under ``policy``) and the launcher's request
-    for it, made once per job and placement (:attr:`Job.prepared`)."""
+def prepared_run(job: Job, pus: list[int] | None, policy: dict[str, str] | None = None,
+                 regions: list[dict] | None = None) -> tuple[dict[str, str], bytes]:
+    """The environment of a run on ``pus`` (or under ``policy``; with ``regions``, each of
+    them on its own) and the launcher's request for it, made once per job and placement
+    (:attr:`Job.prepared`)."""
     key = tuple(sorted(policy.items())) if policy else tuple(pus) if pus is not None else None
+    if regions:
+        key = (key, json.dumps(regions, sort_keys=True))
     found = job.prepared.get(key)
     if found is None:
-        env = run_environment(job, pus, policy)
+        env = run_environment(job, pus, policy, regions)
         found = job.prepared[key] = (env, job.request(job.argv, env))
     return found
 
@@ -323,9 +334,10 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
     output is parsed and the binding verified once the program is reaped, after the clock.
     """
     planned, policy = planned_binding(job, strategy, repetition)
-    env, request = prepared_run(job, None if policy else planned, policy)
+    regions = job.placements[strategy].regions
+    env, request = prepared_run(job, None if policy else planned, policy, regions)
     return run_recorded(job, strategy, repetition, order_index, planned, env, request, launcher,
-                        outputs)
+                        outputs, regions)
 
 
 @functools.cache
@@ -342,10 +354,13 @@ def _say_uncounted(uncounted: dict[str, str]) -> None:
 def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
                  pus: Planned | None, env: dict[str, str], request: bytes | None = None,
                  launcher: Launcher | None = None,
-                 outputs: kept_outputs.Outputs | None = None) -> RunRecord:
+                 outputs: kept_outputs.Outputs | None = None,
+                 regions: list[dict] | None = None) -> RunRecord:
     """One run on ``pus`` (None: not bound) in the environment ``env``, recorded as
     ``strategy``'s repetition (:func:`measure_one`; ``request``: the launcher's, made for
-    this run when None)."""
+    this run when None). With ``regions`` (``env`` preloads the re-binding shim) the
+    re-bindings are verified from the shim's record, and the whole-program placement from
+    what the runtime reported alone (the launcher's looks at the threads see them re-bound)."""
     load_1m = os.getloadavg()[0]
     gov = governor(pus)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
@@ -361,7 +376,18 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
         failure = (f"metric regex {metric_regex(job.metrics[missing[0]])[0]!r} ({missing[0]}) "
                    "found no finite number in the output")
     _say_uncounted(result.uncounted)
-    observed = verify.run_binding(result, job.threads, pus is not None, job.verify)
+    rebound, checked = {}, None
+    if rebind.OUT_VARIABLE in env:
+        shim = rebind.read_record(env[rebind.OUT_VARIABLE])
+        checked, note = rebind.check(shim, pus, regions or [])
+        rebound = rebind.fields(shim) | {"regions": rebind.format_regions(regions or []),
+                                         "rebind_note": note}
+        observed = verify.observed_binding(result.stdout + "\n" + result.stderr)
+    else:
+        observed = verify.run_binding(result, job.threads, pus is not None, job.verify)
+    verification = verify.verify(pus, observed, job.threads)
+    if checked is not None and verification == VERIFIED:
+        verification = checked
     messages = [line for line in result.stderr.splitlines()
                 if line.strip() and not line.startswith(verify.TOKEN)]
     if failure and messages:
@@ -372,14 +398,14 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
         ok=not failure, failure=failure, time_s=time_s, time_source=source,
         wall_s=result.wall_s, user_s=round(result.user_s, 6), sys_s=round(result.sys_s, 6),
         exit_status=result.exit_status, timed_out=result.timed_out,
-        validated=validated, verification=verify.verify(pus, observed, job.threads),
+        validated=validated, verification=verification,
         pus=verify.format_planned(pus) if pus is not None else "",
         observed=verify.format_binding(observed), load_1m=load_1m, governor=gov,
         started_at=started, other_cpu=result.other_cpu, time_resolution_s=resolution,
         metrics=json.dumps(values, sort_keys=True, allow_nan=False) if values else "",
         host=_host(), output_bytes=result.output_bytes,
         counters=json.dumps(result.counters, sort_keys=True) if result.counters else "",
-    )
+        **rebound)
 
 
 def _stops(stopping: dict, times: dict[str, list[float]], index: int, per_round: int,
@@ -687,8 +713,8 @@ class _ExplainedRuns:
                 if placement.per_repetition else rep, runtime="libomp")
             record_file = explaining.record_path(self.folder, strategy, rep)
             env = explaining.explain_environment(
-                run_environment(job, None if policy else pus, policy), job.explain.tool,
-                record_file)
+                run_environment(job, None if policy else pus, policy, placement.regions),
+                job.explain.tool, record_file)
         else:  # the baselines: one thread, not bound; T_1 on the explained runs' runtime
             job = dataclasses.replace(job, threads=1, argv=job.explain.t1_argv
                                       if kind == "t1" else job.explain.sequential_argv)
@@ -697,7 +723,9 @@ class _ExplainedRuns:
                 record_file = explaining.record_path(self.folder, strategy, rep)
                 env = explaining.explain_environment(env, job.explain.tool, record_file)
         with interrupt.journaling():
-            record = run_recorded(job, strategy, rep, index, pus, env, None, self.launcher)
+            record = run_recorded(job, strategy, rep, index, pus, env, None, self.launcher,
+                                  regions=job.placements[strategy].regions
+                                  if kind == "explained" else None)
             row = record.as_row()
             ompt = explaining.read_record(record_file) if record_file else None
             if kind == "explained" and record.ok and ompt is None:

@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 
 from pinbench import native
+from pinbench.errors import PinbenchError
 from pinbench.measure import interrupt
 from pinbench.measure.system import shortest_share_s
 
@@ -47,7 +48,7 @@ REPLY_FIELDS = 22
 GRACE_S = 10.0
 
 
-class LauncherError(RuntimeError):
+class LauncherError(PinbenchError, RuntimeError):
     """The launcher cannot be started; one-line message."""
 
 

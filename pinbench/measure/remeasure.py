@@ -19,9 +19,7 @@ whole job aside" avoids. The note records the strategy asked for.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 from pinbench.measure import outputs
@@ -65,34 +63,3 @@ def remeasure(root: str, machine: str, bench: str, threads: int,
             done.append(f"{table} removed")
     done.append("the next pinbench run measures the job again")
     return done
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Set a measurement job aside so that the next pinbench run measures it again."""
-    parser = argparse.ArgumentParser(prog="pinbench remeasure",
-                                     description=main.__doc__)
-    parser.add_argument("results", help="the campaign's results folder, results/<campaign>")
-    parser.add_argument("--machine", required=True)
-    parser.add_argument("--benchmark", required=True)
-    parser.add_argument("--threads", type=int, required=True)
-    parser.add_argument("--strategy", help="the strategy to measure again: its whole job is "
-                        "measured again, so that its runs are compared within one session")
-    parser.add_argument("--why", default=WHY, help="the note kept with the journal set aside")
-    args = parser.parse_args(argv)
-    try:
-        lines = remeasure(args.results.rstrip("/"), args.machine, args.benchmark, args.threads,
-                          args.strategy, args.why)
-    except (OSError, ValueError) as exc:
-        print(f"pinbench remeasure: error: {exc}", file=sys.stderr)
-        return 2
-    if args.strategy:
-        print(f"re-measuring {args.strategy} measures its whole job again "
-              f"({args.machine}/{args.benchmark}/t{args.threads}): runs of one job are "
-              "compared within one session")
-    for line in lines:
-        print(line)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -16,9 +16,7 @@ a problem.
 """
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -283,19 +281,3 @@ def format_checks(checks: list[Check]) -> str:
         if check.advice:
             lines.append(f"    {' ' * width}  -> {check.advice}")
     return "\n".join(lines) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Print the checks; exit status 1 when one of them is a problem."""
-    parser = argparse.ArgumentParser(prog="pinbench system",
-                                     description=main.__doc__)
-    parser.add_argument("--window", type=float, default=0.5,
-                        help="seconds over which other processes' CPU use is measured")
-    args = parser.parse_args(argv)
-    checks = system_checks(args.window)
-    print(format_checks(checks), end="")
-    return 0 if all(check.ok for check in checks) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,6 +6,5 @@
 - :mod:`~pinbench.place.study`: the pinning study's ``lp-compact``, ``lp-scatter``, ``gp``,
   ``lpgp``, ``gplp`` (Mazouz, Touati, Barthou, section 3.2);
 - :mod:`~pinbench.place.hierarchical`: every sharing level of the tree, refined on J;
-- :mod:`~pinbench.place.record`: a strategy's placement record, with its J; writing them;
-- :mod:`~pinbench.place.cli`: the command line.
+- :mod:`~pinbench.place.record`: a strategy's placement record, with its J; writing them.
 """

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pinbench.errors import PinbenchError
 from pinbench.topology import Node, Topology
 
 
-class PlacementError(ValueError):
+class PlacementError(PinbenchError, ValueError):
     """No placement of the requested kind exists."""
 
 

@@ -19,14 +19,17 @@ import numpy as np
 
 from pinbench.graph.matrix import read_matrix
 from pinbench.graph.objective import core_pairs, objective
-from pinbench.place import policies
+from pinbench.place import per_region, policies
 from pinbench.place.domains import PlacementError, check_fits
-from pinbench.place.registry import parse_strategy
+from pinbench.place.registry import STRATEGIES, Strategy, parse_strategy
 from pinbench.place.study import Memo
 from pinbench.place.user import UserPlacement
 from pinbench.results.placements import Placement, write_placement
+from pinbench.results.regions import Regions, RegionsError, read_regions, regions_path
 from pinbench.seeding import derive_seed
 from pinbench.topology import Topology, load
+from pinbench.trace.build import TraceError
+from pinbench.trace.callsites import carry
 
 
 def wrapped(pus: list[int], threads: int) -> list[int]:
@@ -41,7 +44,8 @@ def wrapped(pus: list[int], threads: int) -> list[int]:
 def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
                    repetitions: int = 1, matrix: np.ndarray | None = None,
                    oversubscribe: bool = False, memo: Memo | None = None,
-                   placements: dict[str, UserPlacement] | None = None) -> Placement:
+                   placements: dict[str, UserPlacement] | None = None,
+                   regions: Regions | None = None) -> Placement:
     """The placement of one strategy for ``threads`` threads on ``topo``.
 
     ``seed`` and ``repetitions`` matter to ``random``, which draws one
@@ -61,7 +65,8 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
     ``memo``, one per (topology, matrix), lets the strategies placed with it share their steps
     (:class:`pinbench.place.study.Memo`): the matching, the socket partition, the study's
     placements that ``hierarchical`` starts from. ``placements``: the campaign's own
-    placements by name (:mod:`pinbench.place.user`).
+    placements by name (:mod:`pinbench.place.user`). ``regions``: the per-region trace, which
+    the per-region strategies need (:mod:`pinbench.place.per_region`).
     """
     memo = Memo() if memo is None else memo
     chosen, sockets = parse_strategy(strategy, placements)
@@ -86,6 +91,8 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
     placement = Placement(strategy=strategy, threads=threads, topology=topo.source,
                           placeable=topo.placeable, pus=None, J=None,
                           oversubscribed=placed < threads)
+    if chosen.by_region:
+        return _by_region(topo, on, chosen, placement, matrix, regions, sockets, seed, memo)
     if chosen.per_repetition:
         draws = [wrapped(chosen.place(on, placed, matrix, sockets, derive_seed(seed, rep),
                                       memo), threads)
@@ -104,6 +111,33 @@ def make_placement(topo: Topology, strategy: str, threads: int, seed: int = 0,
     return dataclasses.replace(placement, pus=pus,
                                J=None if matrix is None else objective(topo, matrix, pus),
                                seed=seed if chosen.needs_matrix else None)
+
+
+def _by_region(topo: Topology, on: Topology, chosen: Strategy, placement: Placement,
+               matrix: np.ndarray, regions: Regions | None, sockets: int | None, seed: int,
+               memo: Memo) -> Placement:
+    """The placement of a per-region strategy (:mod:`pinbench.place.per_region`) on top of
+    its base graph strategy."""
+    if regions is None:
+        raise PlacementError(f"strategy {placement.strategy!r} needs the per-region trace "
+                             "(pinbench trace --per-region)")
+    if regions.threads != placement.threads:
+        raise PlacementError(f"the per-region trace is of {regions.threads} threads, not "
+                             f"{placement.threads}")
+    base = STRATEGIES[chosen.base]
+
+    def place(weights: np.ndarray, shared: Memo | None = None) -> list[int]:
+        return base.place(on, placement.threads, weights, sockets, seed,
+                          Memo() if shared is None else shared)
+
+    if chosen.by_region == "weighted":
+        pus = place(per_region.phase_weighted(regions))
+        return dataclasses.replace(placement, pus=pus, J=objective(topo, matrix, pus),
+                                   seed=seed)
+    made = per_region.plan(topo, matrix, regions, place(matrix, memo), place,
+                           per_region.rebind_cost_s())
+    return dataclasses.replace(placement, pus=made.pus, J=made.J, seed=seed,
+                               regions=made.regions)
 
 
 def core_sharing(topo: Topology, placement: Placement) -> float | None:
@@ -145,7 +179,8 @@ def write_placements(topology: str | Topology, threads: int, names: list[str],
                      log: Path | None = None, matrix: Path | None = None,
                      oversubscribe: bool = False,
                      placements: dict[str, UserPlacement] | None = None,
-                     no_matrix: str | None = None) -> list[Placement]:
+                     no_matrix: str | None = None,
+                     binaries: tuple[Path | str, Path | str] | None = None) -> list[Placement]:
     """Compute each named strategy's placement and write it to the matching path of ``outputs``.
 
     ``topology``: a topology spec (:func:`pinbench.topology.load`), or one already loaded.
@@ -157,19 +192,36 @@ def write_placements(topology: str | Topology, threads: int, names: list[str],
     failed, :mod:`pinbench.results.traces`): the graph strategies are left out
     (:func:`left_out`), the others placed. ``oversubscribe``, ``placements``: as
     :func:`make_placement`'s. The strategies share their common steps (one
-    :class:`~pinbench.place.study.Memo`).
+    :class:`~pinbench.place.study.Memo`). The per-region strategies read the per-region trace
+    beside ``matrix`` (:func:`~pinbench.results.regions.regions_path`); where it is missing
+    or unusable they are left out, with its one line. ``binaries``: (traced, measured), the
+    two builds of the program, when they differ: the regions are carried from the first to
+    the second (:func:`pinbench.trace.callsites.carry`; those that cannot be are not placed
+    on their own, and ``log`` says so).
     """
     topo = load(topology) if isinstance(topology, str) else topology
     weights = None if matrix is None else read_matrix(matrix)
+    by_region = [name for name in names if parse_strategy(name, placements)[0].by_region]
+    regions, no_regions, lost = None, no_matrix, []
+    if by_region and matrix is not None and not no_matrix:
+        try:
+            regions = read_regions(regions_path(matrix))
+            if binaries:
+                regions, lost = carry(regions, *binaries)
+        except (RegionsError, TraceError) as exc:
+            no_regions = str(exc)
     memo = Memo()
-    made = [left_out(topo, name, threads, no_matrix)
-            if no_matrix and parse_strategy(name, placements)[0].needs_matrix
+    made = [left_out(topo, name, threads, no_regions if name in by_region else no_matrix)
+            if (no_matrix and parse_strategy(name, placements)[0].needs_matrix)
+            or (no_regions and name in by_region)
             else make_placement(topo, name, threads, seed, repetitions, weights, oversubscribe,
-                                memo, placements)
+                                memo, placements, regions)
             for name in names]
     for placement, path in zip(made, outputs, strict=True):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_placement(placement, path)
     if log:
-        Path(log).write_text("".join(placement.line() + "\n" for placement in made))
+        Path(log).write_text("".join([*(placement.line() + "\n" for placement in made),
+                                      *(f"region not placed on its own: {why}\n"
+                                        for why in lost)]))
     return made

@@ -16,10 +16,14 @@ name               places threads                                          needs
 ``lpgp[-K]``       pairs, then pairs partitioned over (K) sockets          yes
 ``gplp[-K]``       threads partitioned over (K) sockets, then pairs        yes
 ``hierarchical``   every sharing level of the tree, refined on J           yes
+``per-region[-B]`` each parallel region that pays on its own placement     yes, per region
+``phase-weighted[-B]`` one placement for the regions' matrices by time     yes, per region
 ``<bind>-<places>`` the runtime binds, ``OMP_PROC_BIND`` x ``OMP_PLACES``     no
 =================  ======================================================  ==========
 
-W is the affinity matrix a tracer writes. The runtimes' own policies, ``close-threads``,
+W is the affinity matrix a tracer writes; the per-region strategies also need the matrix of
+each parallel region (:mod:`pinbench.place.per_region`) and place on top of a graph strategy B,
+``hierarchical`` unless named (``per-region-gp``). The runtimes' own policies, ``close-threads``,
 ``spread-cores``, ``primary-sockets`` ... (:mod:`pinbench.place.policies`), leave the binding
 to the runtime and are verified against pinbench's prediction for it. A campaign's own placements (``placements:``: a
 PU list, an ``OMP_PLACES`` string or a ``likwid-pin`` expression, :mod:`pinbench.place.user`)
@@ -29,6 +33,7 @@ sockets (:func:`parse_strategy`).
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
 from collections.abc import Callable
@@ -74,6 +79,10 @@ class Strategy:
     #: cyclically (:func:`pinbench.place.record.make_placement`); ``os`` leaves it to the OS
     wraps: bool = False
     policy: bool = False  #: the runtime binds (``OMP_PROC_BIND`` x ``OMP_PLACES``)
+    #: places by the per-region matrices (:mod:`pinbench.place.per_region`): ``"plan"``
+    #: (``per-region``) or ``"weighted"`` (``phase-weighted``), on top of ``base``
+    by_region: str | None = None
+    base: str | None = None  #: the graph strategy that a per-region strategy places with
 
 
 STRATEGIES: dict[str, Strategy] = {strategy.name: strategy for strategy in (
@@ -98,14 +107,34 @@ STRATEGIES: dict[str, Strategy] = {strategy.name: strategy for strategy in (
              takes_sockets=True),
     Strategy("hierarchical", lambda topo, n, matrix, sockets, seed, memo:
              _graph("hierarchical").hierarchical(topo, matrix, seed, memo), needs_matrix=True),
+    Strategy("per-region", None, needs_matrix=True, by_region="plan", base="hierarchical"),
+    Strategy("phase-weighted", None, needs_matrix=True, by_region="weighted",
+             base="hierarchical"),
     *(Strategy(name, lambda topo, n, matrix, sockets, seed, memo, name=name:
                [place[0] for place in predict(topo, name, n)["libgomp"]], policy=True)
       for name in POLICY_NAMES),
 )}
 #: Every name without a socket count, in the order above.
 NAMES = tuple(STRATEGIES)
-#: The application-sensitive strategies: they place threads by an affinity matrix.
-GRAPH = tuple(name for name, strategy in STRATEGIES.items() if strategy.needs_matrix)
+#: The application-sensitive strategies that place threads by one affinity matrix (the bases
+#: of the per-region strategies, :data:`BY_REGION`, which need the matrix too).
+GRAPH = tuple(name for name, strategy in STRATEGIES.items()
+              if strategy.needs_matrix and not strategy.by_region)
+#: The strategies that place by the per-region matrices.
+BY_REGION = tuple(name for name, strategy in STRATEGIES.items() if strategy.by_region)
+#: The strategies whose placements re-bind threads per region at run time (the shim's).
+REBOUND = tuple(name for name, strategy in STRATEGIES.items() if strategy.by_region == "plan")
+
+
+def rebound(name: str) -> bool:
+    """Whether a campaign's strategy name re-binds threads at run time (``per-region[-B]``).
+
+    >>> rebound("per-region-gp"), rebound("phase-weighted"), rebound("compact")
+    (True, False, False)
+    """
+    return any(name == base or name.startswith(f"{base}-") for base in REBOUND)
+
+
 #: The strategies that may place more threads than PUs.
 WRAPPING = tuple(name for name, strategy in STRATEGIES.items() if strategy.wraps)
 
@@ -130,12 +159,17 @@ def parse_strategy(name: str, placements: Mapping[str, UserPlacement] | None = N
     """
     if placements and name in placements:
         return user_strategy(name, placements[name]), None
+    for by_region in BY_REGION:
+        base = name.removeprefix(f"{by_region}-")
+        if base != name and base in GRAPH:
+            return dataclasses.replace(STRATEGIES[by_region], name=name, base=base), None
     base, _, suffix = name.rpartition("-")
     if base in STRATEGIES and STRATEGIES[base].takes_sockets and re.fullmatch("[1-9][0-9]*", suffix):
         return STRATEGIES[base], int(suffix)
     if name in STRATEGIES:
         return STRATEGIES[name], None
-    variants = "/".join(f"{s.name}-<sockets>" for s in STRATEGIES.values() if s.takes_sockets)
+    variants = "/".join([*(f"{s.name}-<sockets>" for s in STRATEGIES.values()
+                           if s.takes_sockets), *(f"{s}-<graph strategy>" for s in BY_REGION)])
     own = f", the campaign's placements ({', '.join(placements)})" if placements else ""
     raise PlacementError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}, {variants}"
                          f"{own}, or a name given under placements:")

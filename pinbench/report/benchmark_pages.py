@@ -4,7 +4,7 @@ What grows with the campaign's cells lives on these pages, opened from the first
 (:mod:`pinbench.report.html_report`) when wanted: per benchmark the verdicts of its cells
 (``verdicts.csv``), its compilers side by side, per machine and thread count each strategy's
 Speedup-Test table, counters and two figures, why a placement wins (the explained runs), its
-scalability models and its affinity matrices. The two figures of each cell (run times per
+scalability models, its affinity matrices and its parallel regions (where traced per region). The two figures of each cell (run times per
 experiment; run time against run order) are drawn in the browser by ``report.js`` from the
 page's one data file, ``<bench>.js``: a few numbers per run instead of an SVG per figure.
 """
@@ -20,6 +20,7 @@ from pinbench.report import campaign_data as data
 from pinbench.report import export, figures
 from pinbench.report.campaign_results import CampaignResults
 from pinbench.report.explain_section import explain_sections
+from pinbench.report.regions_section import regions_sections
 
 
 def value_label(metric: str) -> str:
@@ -75,6 +76,8 @@ def write_pages(results: CampaignResults, env: jinja2.Environment, shared: dict)
         "models": _by_benchmark(models["sections"]),
         "heatmaps": _by_benchmark([h for machine in results.machines.values()
                                    for h in data.heatmaps(machine, figure_meta)]),
+        "regions": _by_benchmark([s for machine in results.machines.values()
+                                  for s in regions_sections(machine)]),
     }
     names = sorted({name for grouped in parts.values() for name in grouped})
     busy = f"other processes > {threshold:.0%} of the CPUs"

@@ -29,6 +29,7 @@ from pinbench.measure.settings import QUIET
 from pinbench.results import formats, traces
 from pinbench.results.layout import Layout, PlacementKey
 from pinbench.results.placements import Placement, read_placement
+from pinbench.results.regions import Regions, RegionsError, read_regions, regions_path
 from pinbench.results.runs import RunRecord, read_runs
 from pinbench.stats import runtimes as runtimes_table
 from pinbench.stats.analyse import Comparison, Verdict, read_comparisons, read_verdicts
@@ -96,6 +97,8 @@ class MachineResults:
     environment: dict | None  #: the machine and toolchain recorded (None: not measured)
     placements: dict[PlacementKey, Placement]  #: every placement file, in path order
     matrices: list[tuple[str, np.ndarray]]  #: the affinity matrices read, with their benchmark
+    #: the per-region traces: benchmark, its regions file, the whole program's matrix
+    regions: list[tuple[str, Regions, np.ndarray]]
     set_aside: list[dict]  #: the journals set aside (:meth:`Layout.set_aside_journals`)
     left_out: list[dict]  #: the cells whose trace failed (:func:`pinbench.results.traces.left_out`)
 
@@ -132,7 +135,8 @@ class CampaignResults:
         models_text = Path(layout.models_text)
         return cls(
             layout=layout, campaign=campaign,
-            machines={name: machine_results(layout, name, name in measured, campaign)
+            machines={name: machine_results(layout, name, name in measured,
+                                            list(campaign.strategies))
                       for name in campaign.machines},
             runs=_if_there(layout.all_runs, lambda path: read_runs([path])),
             cells=stats["cells"], summary=stats["summary"],
@@ -151,27 +155,33 @@ def _if_there(path: str, read) -> list:
 
 
 def machine_results(layout: Layout, name: str, measured: bool,
-                    campaign: Campaign) -> MachineResults:
-    """What the campaign of ``layout`` wrote of machine ``name``."""
+                    strategies: list[str]) -> MachineResults:
+    """What the campaign of ``layout`` wrote of machine ``name`` (``strategies``: the
+    campaign's, for the cells a failed trace left out)."""
     topology_xml = Path(layout.topology(name))
     try:
         topology = parse_xml(topology_xml.read_text(), str(topology_xml))
     except (OSError, TopologyError):
         topology = None
-    matrices = []
+    matrices, regions = [], []
     for bench, path in layout.matrix_files(name):
         try:
-            matrices.append((bench, np.asarray(read_matrix(path))))
+            matrix = np.asarray(read_matrix(path))
         except MatrixError:
+            continue
+        matrices.append((bench, matrix))
+        try:
+            regions.append((bench, read_regions(regions_path(path)), matrix))
+        except (RegionsError, OSError):
             continue
     return MachineResults(
         name=name, measured=measured, topology=topology,
         drawing=lstopo_image(topology_xml) if topology_xml.exists() else None,
         environment=read_json(Path(layout.environment(name)), "environment"),
         placements={key: read_placement(path) for key, path in layout.placement_files(name)},
-        matrices=matrices,
+        matrices=matrices, regions=regions,
         set_aside=layout.set_aside_journals(name) if measured else [],
-        left_out=traces.left_out(layout, name, list(campaign.strategies)))
+        left_out=traces.left_out(layout, name, strategies))
 
 
 def lstopo_image(topology_xml: Path) -> str | None:

@@ -19,26 +19,20 @@ warning line each.
 Prints one line per cell, writes ``index.html`` and ``comparison.csv`` into ``--out``
 (default ``results/compare/<A>-vs-<B>``), and exits with **0** when no cell is slower, **1**
 when some cell is slower (beyond ``--threshold`` percent), **2** on a usage or input error
-(no cell in common included).
+(no cell in common included); the command's parser and output: :mod:`pinbench.commands.compare`.
 """
 from __future__ import annotations
 
-import argparse
-import datetime
 import re
-import sys
 from pathlib import Path
 
-from pinbench.results.layout import COMPARISONS, Layout
-from pinbench.results.store import DEFAULT_STORE, Campaign, Store, from_results
+from pinbench.errors import InputError
+from pinbench.results.layout import Layout
+from pinbench.results.store import Campaign, Store, from_results
 from pinbench.topology import TopologyError, parse_xml
 
 #: What a machine's environment.json says that a comparison should know differs.
 ENVIRONMENT_KEYS = ("hostname", "kernel", "compiler", "openmp_runtime")
-
-
-class InputError(ValueError):
-    """A campaign that cannot be read or compared (one line)."""
 
 
 def resolve(spec: str, store: Path) -> tuple[Campaign, str]:
@@ -126,87 +120,9 @@ def write_outputs(out: Path, context: dict) -> None:
     (out / "index.html").write_text(page)
 
 
-def _side(campaign: Campaign, label: str) -> dict:
+def side(campaign: Campaign, label: str) -> dict:
+    """What the page and `--json` say of one of the two campaigns."""
     who = campaign.provenance
     return {"name": campaign.name, "label": label, "source": campaign.source,
             "version": who.get("version"), "commit": who.get("commit"),
             "machines": sorted(campaign.machines)}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Compare the cells of two campaigns: B against A, a regression gate."""
-    parser = argparse.ArgumentParser(
-        prog="pinbench compare", description=main.__doc__,
-        epilog="exit status: 0 no cell slower, 1 some cell slower (report-wide), 2 an error")
-    parser.add_argument("a", help="the reference: results folder, campaign file or stored id")
-    parser.add_argument("b", help="the campaign compared with it (same forms)")
-    parser.add_argument("--threshold", type=float, default=0.0, metavar="PERCENT",
-                        help="only a difference beyond this many percent counts (default 0)")
-    parser.add_argument("--confidence", type=float, default=0.95,
-                        help="1 - the report-wide error rate (default 0.95)")
-    parser.add_argument("--out", type=Path, help="the folder of the page and the table "
-                        "(default results/compare/A-vs-B)")
-    parser.add_argument("--store", type=Path, default=DEFAULT_STORE,
-                        help=f"the results store, for ids (default {DEFAULT_STORE})")
-    parser.add_argument("--allow-other-machines", action="store_true",
-                        help="compare machines whose topologies differ (a warning)")
-    args = parser.parse_args(argv)
-    if not 0 < args.confidence < 1:
-        parser.error(f"--confidence must be strictly between 0 and 1, not {args.confidence}")
-    if args.threshold < 0:
-        parser.error(f"--threshold must be at least 0, not {args.threshold}")
-    try:
-        (a, label_a), (b, label_b) = resolve(args.a, args.store), resolve(args.b, args.store)
-        runs_a, runs_b = a.records(), b.records()
-    except (OSError, ValueError) as exc:
-        print(f"pinbench compare: error: {exc}", file=sys.stderr)
-        return 2
-    from pinbench.stats.cells import describe_cells
-    from pinbench.stats.regression import compare, gate
-
-    times_a = {key: cell.times for key, cell in describe_cells(runs_a).items()}
-    times_b = {key: cell.times for key, cell in describe_cells(runs_b).items()}
-    machines = sorted({key[0] for key in times_a if key in times_b})
-    if not machines:
-        print(f"pinbench compare: error: {a.source} and {b.source} have no cell (machine, "
-              f"benchmark, threads, strategy) in common: nothing to compare", file=sys.stderr)
-        return 2
-    topologies, others = machine_differences(a, b, machines)
-    if topologies and not args.allow_other_machines:
-        print(f"pinbench compare: error: {topologies[0]}: not the same machine "
-              "(--allow-other-machines compares anyway)", file=sys.stderr)
-        return 2
-    warnings = topologies + others
-    for line in warnings:
-        print(f"pinbench compare: WARNING: {line}", file=sys.stderr)
-    alpha = 1 - args.confidence
-    rows, only_a, only_b = compare(times_a, times_b, args.threshold / 100, alpha)
-    failed = gate(rows)
-    tests = [row for row in rows if not row["same_as"]]
-    slower = sum(row["verdict"] == "slower" for row in tests)
-    faster = sum(row["verdict"] == "faster" for row in tests)
-    summary = (f"{len(rows)} cells compared ({len(tests)} tests): {slower} slower, "
-               f"{faster} faster "
-               f"(report-wide, error rate {alpha:g}, threshold {args.threshold:g}%)")
-    for row in rows:
-        print(cell_line(row))
-    for side, keys in (("A", only_a), ("B", only_b)):
-        for machine, bench, threads, strategy in keys:
-            print(f"{machine}/{bench}/t{threads} {strategy}: only in {side}")
-    gate_line = f"gate: {'FAIL' if failed else 'pass'}: {summary}"
-    print(gate_line)
-    out = args.out or Path(COMPARISONS) / f"{label_a}-vs-{label_b}"
-    generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    meta = {"a": a.source, "b": b.source, "threshold_percent": f"{args.threshold:g}",
-            "confidence": f"{args.confidence:g}", "generated": generated, "tool": "pinbench"}
-    context = {"a": _side(a, label_a), "b": _side(b, label_b), "rows": rows, "meta": meta,
-               "only_a": only_a, "only_b": only_b, "warnings": warnings, "failed": failed,
-               "summary": summary, "threshold": args.threshold, "alpha": alpha,
-               "generated": generated}
-    try:
-        write_outputs(out, context)
-    except OSError as exc:
-        print(f"pinbench compare: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"report: {out / 'index.html'}")
-    return 1 if failed else 0

@@ -4,7 +4,7 @@ Rows are (benchmark, threads), columns the campaign's strategies, machines side
 by side. A cell shows the median speedup over the baseline (colour on a
 diverging scale, :func:`speedup_colour`), ★ when the report-wide decision
 (:func:`pinbench.stats.verdicts.report_wide`, ``comparisons.csv``) finds it faster, ☆ when
-only its cell's verdict does, a frame on the cell verdict's best, and the marks of
+only its cell's verdict does, ▼ and ▽ alike when they find it slower, a frame on the cell verdict's best, and the marks of
 :data:`pinbench.stats.cells.WARNINGS`; :func:`star_legend` says which error each holds.
 Strategies that ran one experiment (identical placements, ``comparisons.csv``'s ``experiment``)
 are one cell: neighbours in the campaign's order are merged into one cell
@@ -49,18 +49,30 @@ def scale_legend() -> list[dict]:
             for s in (SCALE[0], 0.9, 0.95, 1.0, 1.05, 1.1, SCALE[1])]
 
 
-def star_legend(alpha: float, tests: int) -> str:
-    """What ★ and ☆ claim, and over what: the report's ``tests`` tests at ``alpha``.
+def star_legend(alpha: float, tests: int, decision: str = "fwer",
+                found: float | None = None) -> str:
+    """What ★ and ☆ (▼ and ▽) claim, and over what: the report's ``tests`` tests at
+    ``alpha`` by its ``decision`` (:data:`pinbench.stats.decisions.DECISIONS`); ``found``:
+    the speedup it finds with probability 80% at the campaign's noise and runs (the median
+    over the cells of ``detectable_report``).
 
     >>> "held at 0.05 over the whole report (Holm over all 36 tests" in star_legend(0.05, 36)
     True
+    >>> "finds a speedup of 1.045 with probability 80%" in star_legend(0.05, 36, "fdr", 1.0451)
+    True
     """
-    return (f"★ faster than the baseline, with the family-wise error held at {alpha:.2g} over "
-            f"the whole report (Holm over all {tests} tests of its cells: a ★ anywhere on the "
-            f"page is a false one with probability at most {alpha:.2g}); ☆ faster by its "
+    held = (f"the false discovery rate held at {alpha:.2g} over the whole report "
+            f"(Benjamini-Hochberg over all {tests} tests of its cells: of the ★ and ▼ on the "
+            f"page, a share of at most {alpha:.2g} is expected false)" if decision == "fdr" else
+            f"the family-wise error held at {alpha:.2g} over the whole report (Holm over all "
+            f"{tests} tests of its cells: a ★ or ▼ anywhere on the page is a false one with "
+            f"probability at most {alpha:.2g})")
+    return (f"★ faster than the baseline, ▼ slower, with {held}; ☆ faster, ▽ slower by its "
             f"cell's verdict only (the error held at {alpha:.2g} within the cell, so over "
-            f"many cells some ☆ appear by chance). Test: Brunner-Munzel's, one-sided, by "
-            f"permutation.")
+            f"many cells some appear by chance). Test: Brunner-Munzel's, two-sided, by "
+            f"permutation."
+            + (f" At this campaign's noise and runs the report-wide decision finds a speedup of "
+               f"{found:.3f} with probability 80% (the median over its cells)." if found else ""))
 
 
 def warning_legend() -> list[dict]:
@@ -79,7 +91,7 @@ def overview(cells: list[dict], verdicts: list[Verdict], comparisons: list[Compa
     its job-wide marks (drift, printed times) and its ``groups``: one per run of neighbouring strategies
     that ran one experiment, with ``span`` (columns), ``strategies``, ``experiment``,
     ``speedup`` (median), ``faster`` (the cell's verdict), ``faster_report`` (the
-    report-wide decision), ``best``, ``clear``, ``marks``,
+    report-wide decision), ``slower`` and ``slower_report`` (the same, slower), ``best``, ``clear``, ``marks``,
     ``colour``, ``baseline``, ``median_s`` and ``same_as`` (the experiment's first
     strategy when it is not a neighbour).
     """
@@ -119,8 +131,11 @@ def overview(cells: list[dict], verdicts: list[Verdict], comparisons: list[Compa
                 "drift_p": verdict.drift_p if verdict else None,
             }
     tests = verdicts[0].tests_report if verdicts else 0
+    decision = verdicts[0].decision_report if verdicts else "fwer"
+    found = sorted(v.detectable_report for v in verdicts if v.detectable_report)
+    median = found[len(found) // 2] if found else None
     return {"machines": machines, "strategies": strategies, "rows": list(rows.values()),
-            "baseline": baseline, "legend": star_legend(alpha, tests)}
+            "baseline": baseline, "legend": star_legend(alpha, tests, decision, median)}
 
 
 def _group(job: tuple, strategy: str, cell_of: dict, comparison_of: dict[tuple, Comparison],
@@ -142,8 +157,10 @@ def _group(job: tuple, strategy: str, cell_of: dict, comparison_of: dict[tuple, 
         "median_s": cell.get("median_s") if cell else None,
         "speedup": speedup, "colour": speedup_colour(speedup if strategy != baseline else 1.0),
         "faster": bool(comparison and comparison.faster),
-        "faster_report": bool(comparison and comparison.faster_report), "best": best,
-        "clear": best and bool(verdict.clear_winner),
+        "faster_report": bool(comparison and comparison.faster_report),
+        "slower": bool(comparison) and comparison.outcome == "slower",
+        "slower_report": bool(comparison) and comparison.outcome_report == "slower",
+        "best": best, "clear": best and bool(verdict.clear_winner),
         "marks": [WARNINGS[code][0] for code in stats.warnings(quiet_threshold)]
         if stats is not None else [WARNINGS["few"][0]],
     }

@@ -32,7 +32,8 @@ read back as state but made again from the runs: the analyse rule takes the ``st
 version as a parameter, so Snakemake analyses again when it changes.
 
 Version 3 of ``stats`` is the analysis with report-wide decisions (:func:`migrate_stats_2`),
-version 4 the one that checks the printed times (:func:`migrate_stats_3`).
+version 4 the one that checks the printed times (:func:`migrate_stats_3`), version 5 the one
+with three-way outcomes and a choice of report-wide decision (:func:`migrate_stats_4`).
 Version 3 of ``placement`` no longer stores the lowest object each pair of threads shares
 (:func:`migrate_placement_2`): it is derived from the topology when needed; it also adds the
 runtime policies' ``policy`` and ``places_by_runtime``, which an older file never has.
@@ -49,11 +50,13 @@ import hashlib
 import json
 from collections.abc import Callable
 
+from pinbench.errors import PinbenchError
+
 #: The key (and column) that holds a file's version.
 KEY = "format"
 
 #: The current version of each kind, and what a file of that kind is, in words.
-CURRENT = {"placement": 3, "journal": 2, "runs": 4, "explained": 2, "stats": 4, "sidecar": 2,
+CURRENT = {"placement": 3, "journal": 2, "runs": 4, "explained": 2, "stats": 5, "sidecar": 2,
            "environment": 2, "account": 2, "note": 2}
 WHAT = {"placement": "placement file", "journal": "journal", "runs": "runs table",
         "explained": "explained runs table", "stats": "stats.json",
@@ -61,7 +64,7 @@ WHAT = {"placement": "placement file", "journal": "journal", "runs": "runs table
         "account": "measuring process's account", "note": "set-aside journal's note"}
 
 
-class FormatError(ValueError):
+class FormatError(PinbenchError, ValueError):
     """A file of a version this pinbench cannot read (one line: which file, which version)."""
 
 
@@ -160,9 +163,19 @@ def migrate_stats_3(content: dict) -> dict:
                       "pinbench run analyses the runs again")
 
 
+def migrate_stats_4(content: dict) -> dict:
+    """Version 4 to 5 of ``stats.json``: none. Version 5 is the analysis of issue 37 (two-sided
+    tests with a faster / slower / none outcome, the report-wide decision of the campaign's
+    ``report_decision``, what too few runs cannot decide); an older analysis is made again
+    from the runs."""
+    raise FormatError("stats.json was written by an older analysis (format 4): "
+                      "pinbench run analyses the runs again")
+
+
 #: Per kind, the migration from each older version to the next.
 MIGRATIONS: dict[str, dict[int, Callable[..., dict]]] = {
     kind: {1: migrate_unchanged_1} for kind in CURRENT
 } | {"placement": {1: migrate_placement_1, 2: migrate_placement_2},
-     "stats": {1: migrate_unchanged_1, 2: migrate_stats_2, 3: migrate_stats_3},
+     "stats": {1: migrate_unchanged_1, 2: migrate_stats_2, 3: migrate_stats_3,
+              4: migrate_stats_4},
      "runs": {1: migrate_unchanged_1, 2: migrate_runs_2, 3: migrate_runs_3}}

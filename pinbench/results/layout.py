@@ -7,6 +7,7 @@
       <machine>/bin/<bench>, <bench>.traced               builds
       <machine>/bin/.generated/<tree digest>.txt          files builds wrote among their inputs
       <machine>/affinity/<bench>/t<N>.csv, t<N>.json      affinity matrix, how it was made
+      <machine>/affinity/<bench>/t<N>.regions.json        per parallel region (results.regions)
       <machine>/affinity/<bench>/.cache/t<N>-<key>.csv    every trace made, by what it traced
       <machine>/placements/<bench>/t<N>/<strategy>.json   placement files
       <machine>/journal/<bench>/t<N>.jsonl                a measurement job's journal

@@ -17,9 +17,19 @@ the plan and the report as a :class:`Placement`. Its fields:
   the settings the run gets (``OMP_PROC_BIND``, ``OMP_PLACES``) in place of pinbench's
   binding, and ``places_by_runtime``, the PUs each runtime binds each thread to (``pus``:
   the first PU of each thread's place under libgomp, for drawings and J);
+- ``regions``: the per-region strategies' (``per-region``, :mod:`pinbench.place.per_region`)
+  parallel regions placed on their own, each ``{"key", "where", "pus"}`` (the region's key
+  and source location, :mod:`pinbench.results.regions`, and thread i's PU while it runs);
+  ``pus`` is then the whole program's placement, kept outside these regions (absent for
+  every other strategy, and in files written before regions existed);
 - ``left_out``: where the cell's trace failed, a strategy that needs the affinity matrix has no
   placement (``pus`` None) but this one line saying why, and is not measured there
   (:mod:`pinbench.results.traces`; absent otherwise);
+- ``regions`` (``per-region``): the parallel regions placed on their own, each
+  ``{"key": ..., "where": ..., "pus": [...]}`` (``key``: the region's call site,
+  ``<module>+0x<file address>``; ``where``: its source location in words; ``pus``: thread
+  i's PU in that region); ``pus`` is then the placement of everything else. Measured with
+  the re-binding shim (:mod:`pinbench.measure.rebind`); absent otherwise;
 - ``format``: the file's version (:mod:`pinbench.results.formats`).
 
 The lowest object each pair of threads shares is not stored (N x N strings: 445 MB for a
@@ -87,6 +97,9 @@ class Placement:
     #: why the strategy has no placement in this cell (its trace failed: it needs the
     #: matrix), so is not measured there (:mod:`pinbench.results.traces`); None: placed
     left_out: str | None = None
+    #: ``per-region``: the regions placed on their own (``key``, ``where``, ``pus``); None:
+    #: every other strategy
+    regions: list[dict] | None = None
 
     @property
     def per_repetition(self) -> bool:
@@ -116,6 +129,9 @@ class Placement:
         '        os: not bound (the OS decides)'
         >>> Placement("mine", 2, "t.xml", [0, 2], None, None, left_out="trace failed").line()
         '      mine: left out (trace failed)'
+        >>> Placement("regions", 2, "t.xml", [0, 2], [0, 2], 1.0,
+        ...           regions=[{"key": "x+0x1", "where": "x.c:3 (f)", "pus": [2, 0]}]).line()
+        '   regions: 0 2 (J 1), and x.c:3 (f) on 2 0'
         """
         name = f"{self.strategy:>10}"
         if self.left_out:
@@ -128,7 +144,9 @@ class Placement:
             objective_label = "mean J"
         else:
             return f"{name}: not bound (the OS decides)"
-        return line if self.J is None else f"{line} ({objective_label} {self.J:.6g})"
+        line = line if self.J is None else f"{line} ({objective_label} {self.J:.6g})"
+        return "".join([line, *(f", and {region['where']} on {' '.join(map(str, region['pus']))}"
+                                for region in self.regions or [])])
 
     def to_json(self) -> dict:
         """The file's object (without its version), keys in the order the files have them:
@@ -147,6 +165,8 @@ class Placement:
             data.update(policy=self.policy, places_by_runtime=self.places_by_runtime)
         if self.left_out:
             data["left_out"] = self.left_out
+        if self.regions is not None:
+            data["regions"] = self.regions
         return data
 
     @classmethod

@@ -73,6 +73,24 @@ class RunRecord:
     #: llc_misses, energy_uj where the machine has them; null: never scheduled); "": none, or
     #: written before them
     counters: str = ""
+    #: a per-region placement's regions, "key:cpu,cpu ..." (thread i's CPU in each; ``pus``
+    #: is then the rest of the program's placement); "": one placement for the whole program
+    regions: str = ""
+    #: the parallel regions' starts the re-binding shim handled (None: not a per-region run)
+    region_instances: int | None = None
+    #: the shim's sched_setaffinity calls, and the thread-seconds spent in it
+    rebinds: int | None = None
+    rebind_s: float | None = None
+    #: the thread starts the shim sampled and checked (:mod:`pinbench.measure.rebind`)
+    rebind_checked: int | None = None
+    #: why the re-bindings were not verified, in one line ("" when they were)
+    rebind_note: str = ""
+
+    @property
+    def rebind_per_instance_s(self) -> float | None:
+        """The re-binding shim's time per region instance (thread-seconds; None: no region)."""
+        return self.rebind_s / self.region_instances \
+            if self.rebind_s is not None and self.region_instances else None
 
     @property
     def counter_values(self) -> dict[str, float | None]:

@@ -10,16 +10,15 @@ per machine, its ``environment.json`` (the pinbench version and commit that meas
 :mod:`pinbench.provenance`; host, kernel, compiler, runtime) and ``topology.xml``. A
 campaign stored again unchanged keeps its id; results measured again are a new campaign.
 ``pinbench compare`` takes a stored campaign's id where it takes a results folder. The
-standard library's ``sqlite3`` is all it needs. Errors print one line and exit with status 2.
+standard library's ``sqlite3`` is all it needs. The command's parser:
+:mod:`pinbench.commands.store`.
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import hashlib
 import json
 import sqlite3
-import sys
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,31 +154,3 @@ class Store:
                 "ON m.campaign = c.id GROUP BY c.id ORDER BY c.id").fetchall()
         keys = ("id", "name", "source", "added_at", "version", "commit", "machines")
         return [dict(zip(keys, row)) for row in rows]
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Keep campaigns' results in a store, to compare them later (pinbench compare)."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", type=Path, default=DEFAULT_STORE,
-                        help=f"the store's file (default {DEFAULT_STORE})")
-    parser = argparse.ArgumentParser(prog="pinbench store", description=main.__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    add = commands.add_parser("add", parents=[common],
-                              help="store a campaign's results folder; print its id")
-    add.add_argument("results", type=Path, help="a campaign's results folder (results/NAME)")
-    commands.add_parser("list", parents=[common], help="every stored campaign")
-    args = parser.parse_args(argv)
-    store = Store(args.store)
-    try:
-        if args.command == "add":
-            ident, new = store.add(from_results(args.results))
-            print(f"{ident}" + ("" if new else f" (stored before, unchanged: {args.results})"))
-        else:
-            for row in store.listing():
-                commit = (row["commit"] or "no commit")[:12]
-                print(f"{row['id']:>4}  {row['name']:<20} {row['added_at']}  pinbench "
-                      f"{row['version'] or '?'} ({commit})  {row['machines'] or '-'}  {row['source']}")
-    except (OSError, ValueError, sqlite3.Error) as exc:
-        print(f"pinbench store: error: {exc}", file=sys.stderr)
-        return 2
-    return 0

@@ -2,7 +2,7 @@
 
     pinbench analyse RUNS_CSV OUTDIR [--baseline os] [--confidence 0.95]
         [--topology MACHINE=FILE ...] [--strategies NAME ...] [--seed 0]
-        [--time-share-expected BENCH=SHARE ...]
+        [--time-share-expected BENCH=SHARE ...] [--report-decision fwer|fdr]
 
 writes into OUTDIR the files the workflow writes into ``results/<campaign>/stats/``
 (:data:`pinbench.results.layout.STATS_FILES`):
@@ -12,26 +12,28 @@ writes into OUTDIR the files the workflow writes into ``results/<campaign>/stats
 - ``summary.csv``, ``summary.txt``: the study's Tables 1-3;
 - ``stats.json``: both, with the settings;
 - ``verdicts.csv``: one row per (machine, benchmark, threads): the headline verdict with
-  family-wise error control in the cell and over the whole report
-  (:mod:`pinbench.stats.verdicts`), the smallest speedup it could have detected
+  family-wise error control in the cell and the report-wide decision (family-wise error or
+  false discovery rate, ``--report-decision``; :mod:`pinbench.stats.verdicts`), each with its
+  outcome (faster, slower, none), the smallest speedup it could have detected
   (:mod:`pinbench.stats.detectable`), the drift check (:mod:`pinbench.stats.drift`) and
   the printed times' check (:mod:`pinbench.results.printed_share`: a cell whose printed
   times are none of its runs' gets no verdict);
 - ``comparisons.csv``: one row per strategy: the experiment it ran, raw, Holm-adjusted (in
-  the cell) and report-wide p-values of the verdict's test.
+  the cell) and report-wide p-values of the verdict's test, its outcome in each.
+
+When the runs are too few for a decision to reject anything, whatever the difference, the
+tables' text (``summary.txt``, printed) says which decision and why (verdicts.csv's ``too_few``,
+:func:`pinbench.stats.attainable.too_few`), as the report does.
 
 ``--topology MACHINE=FILE`` (hwloc XML, a synthetic string or ``auto``) lets placements that
 are equal up to a symmetry of that machine's tree count as one experiment; without it only
 equal PU lists do. ``--time-share-expected BENCH=SHARE`` is a benchmark's
-``time_share_expected``. Errors print one line and exit with status 2.
+``time_share_expected``. The command's parser: :mod:`pinbench.commands.analyse`.
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import json
-import math
-import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,10 +43,10 @@ from pinbench.measure.settings import QUIET
 from pinbench.place.symmetry import experiment_key
 from pinbench.results import formats
 from pinbench.results.layout import STATS_FILES
-from pinbench.results.printed_share import SHARE_EXPECTED, printed_share
+from pinbench.results.printed_share import printed_share
 from pinbench.results.rows import read_records, required
 from pinbench.results.runs import RunRecord, on_metric, read_runs
-from pinbench.topology import Topology, TopologyError, load
+from pinbench.topology import Topology
 
 # The statistics themselves (drift, tables, verdicts: SciPy) are imported by the functions that
 # compute them: the workflow reads FORMAT and the verdicts files at every call.
@@ -67,6 +69,8 @@ class Verdict:
     threads: int
     baseline: str
     tests: int
+    outcome: str  #: ``faster``, ``slower`` or ``none`` (no difference shown)
+    slower: int  #: how many of its experiments the cell's verdict names slower
     best: str  #: the cell verdict's best experiment ("" when none is faster)
     stands_for: str
     speedup_median: float | None
@@ -79,9 +83,12 @@ class Verdict:
     coincide: bool | None  #: every fixed placement of the cell the same
     detectable: float | None
     tests_report: int
+    decision_report: str  #: the campaign's ``report_decision``: ``fwer`` or ``fdr``
+    outcome_report: str
     best_report: str
     p_report: float | None
     detectable_report: float | None
+    too_few: str  #: which decisions the cell's runs are too few for, and why ("" none)
     drift: bool | None
     drift_p: float | None
     drift_p_adjusted: float | None
@@ -90,8 +97,6 @@ class Verdict:
     noisy_runs: int
     printed_time: str  #: what is to be said of the printed times ("" nothing)
     printed_implausible: bool | None
-    #: faster, slower or none (no difference shown); "" in a table written before it
-    outcome: str = ""
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -116,13 +121,14 @@ class Comparison:
     noise: float | None
     p_raw: float | None
     p_adjusted: float | None
+    effect: float | None  #: P[Y < X] + P[Y = X]/2: above 1/2, the strategy tends to be faster
+    outcome: str  #: ``faster``, ``slower`` or ``none`` (no difference shown)
     faster: bool | None
     detectable: float | None
     p_report: float | None
+    outcome_report: str
     faster_report: bool | None
     detectable_report: float | None
-    #: faster, slower or none (no difference shown); "" in a table written before it
-    outcome: str = ""
 
     @property
     def key(self) -> tuple[str, str, int, str]:
@@ -130,8 +136,7 @@ class Comparison:
         return self.machine, self.benchmark, self.threads, self.strategy
 
 
-#: The columns of ``verdicts.csv`` and ``comparisons.csv``: their records' fields (but those
-#: with a default, read when present).
+#: The columns of ``verdicts.csv`` and ``comparisons.csv``: their records' fields.
 VERDICT_COLUMNS = required(Verdict)
 COMPARISON_COLUMNS = required(Comparison)
 
@@ -139,7 +144,8 @@ COMPARISON_COLUMNS = required(Comparison)
 def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
                    topologies: dict[str, Topology] | None = None, order: Sequence[str] = (),
                    quiet_threshold: float = QUIET["threshold"],
-                   time_shares: dict[str, float] | None = None) -> tuple[list[dict], list[dict]]:
+                   time_shares: dict[str, float] | None = None, decision: str = "fwer"
+                   ) -> tuple[list[dict], list[dict]]:
     """The verdict rows and the comparison rows of every (machine, benchmark, threads),
     each cell's decision beside the report-wide one, drift flags adjusted over the jobs.
 
@@ -148,7 +154,8 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     the cell's printed times against its wall times, ``printed_implausible``: whether that
     leaves it without a verdict (:mod:`pinbench.results.printed_share`; ``time_shares``:
     benchmark -> its ``time_share_expected``; None: the times are not checked, the verdicts
-    are on a counter).
+    are on a counter). ``decision``: the report-wide decision (the campaign's
+    ``report_decision``, :data:`pinbench.stats.decisions.DECISIONS`).
     """
     from pinbench.stats.drift import across_jobs, drift
     from pinbench.stats.verdicts import cell_verdict, report_wide
@@ -172,7 +179,7 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
         row["noisy_runs"] = sum((r.other_cpu or 0) > quiet_threshold for r in runs)
         comparisons += [names | comparison for comparison in row.pop("comparisons")]
         verdicts.append(names | row)
-    report_wide(verdicts, comparisons, alpha)
+    report_wide(verdicts, comparisons, alpha, decision)
     across_jobs(verdicts, alpha)
     return verdicts, comparisons
 
@@ -189,13 +196,15 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
             confidence: float, benchmark_weights: dict[str, float] | None = None,
             seed: int = 0, topologies: dict[str, Topology] | None = None,
             order: Sequence[str] = (), quiet_threshold: float = QUIET["threshold"],
-            metric: str = "time", time_shares: dict[str, float] | None = None) -> str:
+            metric: str = "time", time_shares: dict[str, float] | None = None,
+            report_decision: str = "fwer") -> str:
     """Write every file of :data:`STATS_FILES` (``outputs``: kind -> path); return Tables 1-3.
 
     ``order``: the campaign's strategies (the first of identical ones names the experiment);
     ``metric``: what every test and table is on, the run time or a counter
     (:func:`pinbench.results.runs.on_metric`; lower is better); ``time_shares``: benchmark
-    -> its ``time_share_expected``, where a benchmark sets one.
+    -> its ``time_share_expected``, where a benchmark sets one; ``report_decision``: the
+    campaign's (:data:`pinbench.stats.decisions.DECISIONS`).
     """
     from pinbench.stats.tables import (CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table,
                                        tables_text)
@@ -205,17 +214,22 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     summary = summary_table(cells, baseline, confidence, benchmark_weights)
     verdicts, comparisons = verdict_tables(records, baseline, 1 - confidence, topologies, order,
                                            quiet_threshold,
-                                           (time_shares or {}) if metric == "time" else None)
+                                           (time_shares or {}) if metric == "time" else None,
+                                           report_decision)
     _write_csv(cells, CELL_COLUMNS, outputs["cells"])
     _write_csv(summary, SUMMARY_COLUMNS, outputs["summary"])
     _write_csv(verdicts, VERDICT_COLUMNS, outputs["verdicts"])
     _write_csv(comparisons, COMPARISON_COLUMNS, outputs["comparisons"])
     text = tables_text(summary, baseline, confidence)
+    for note in reversed(list(dict.fromkeys(v["too_few"] for v in verdicts if v["too_few"]))):
+        text = (f"too few runs for the verdicts (the tables below test each strategy alone at "
+                f"{1 - confidence:.2g}): {note}\n\n" + text)
     if metric != "time":
         text = (f"metric: {metric} per run (lower is better), not the run time: every test, "
                 "speedup and table below is on it\n\n" + text)
     outputs["tables"].write_text(text)
     meta = {"campaign": campaign, "baseline": baseline, "confidence": confidence,
+            "report_decision": report_decision,
             "weights": benchmark_weights or "equal", "bootstrap_seed": seed,
             "runs": str(runs_csv), "metric": metric}
     outputs["json"].write_text(json.dumps(
@@ -232,65 +246,3 @@ def read_verdicts(path: Path) -> list[Verdict]:
 def read_comparisons(path: Path) -> list[Comparison]:
     """The rows of a ``comparisons.csv`` (ValueError: one of another version of pinbench)."""
     return read_records(Comparison, path)
-
-
-def _topology_option(text: str) -> tuple[str, Topology]:
-    machine, sep, spec = text.partition("=")
-    if not sep or not machine:
-        raise argparse.ArgumentTypeError(f"expected MACHINE=FILE, got {text!r}")
-    try:
-        return machine, load(spec)
-    except TopologyError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _share_option(text: str) -> tuple[str, float]:
-    bench, sep, share = text.partition("=")
-    try:
-        value = float(share)
-    except ValueError:
-        value = math.nan
-    if not sep or not bench or not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"expected BENCH=SHARE, a share in (0, 1], got {text!r}")
-    return bench, value
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Analyse a runs table: the study's tables, the headline verdicts, the drift checks."""
-    parser = argparse.ArgumentParser(prog="pinbench analyse", description=main.__doc__)
-    parser.add_argument("runs", type=Path, help="a runs table (runs.csv)")
-    parser.add_argument("outdir", type=Path, help="the folder to write the analysis into")
-    parser.add_argument("--baseline", default="os")
-    parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--topology", type=_topology_option, action="append", default=[],
-                        metavar="MACHINE=FILE", help="a machine's tree, for its symmetries")
-    parser.add_argument("--strategies", nargs="+", default=(),
-                        help="the campaign's order of strategies")
-    parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
-    parser.add_argument("--quiet-threshold", type=float, default=QUIET["threshold"],
-                        help="share of the CPUs others may use during a run before it is noisy")
-    parser.add_argument("--time-share-expected", type=_share_option, action="append",
-                        default=[], metavar="BENCH=SHARE",
-                        help="the least share of a run's wall time a benchmark's printed time "
-                             f"is expected to be (default {SHARE_EXPECTED:g})")
-    args = parser.parse_args(argv)
-    if not 0 < args.confidence < 1:
-        parser.error(f"--confidence must be strictly between 0 and 1, not {args.confidence}")
-    try:
-        if not any(r.strategy == args.baseline for r in read_runs([args.runs])):
-            raise ValueError(f"no run of the baseline {args.baseline!r} in {args.runs}")
-        text = analyse(args.runs, {kind: args.outdir / name for kind, name in STATS_FILES.items()},
-                       campaign=args.runs.stem, baseline=args.baseline,
-                       confidence=args.confidence, seed=args.seed,
-                       topologies=dict(args.topology), order=args.strategies,
-                       quiet_threshold=args.quiet_threshold,
-                       time_shares=dict(args.time_share_expected))
-    except (OSError, ValueError) as exc:
-        print(f"pinbench analyse: error: {exc}", file=sys.stderr)
-        return 2
-    print(text, end="")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

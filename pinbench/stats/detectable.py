@@ -53,10 +53,11 @@ def comparison_noise(baseline: list[float], other: list[float]) -> float:
 
 
 def detectable_speedup(noise: float, n_x: int, n_y: int, level: float,
-                       power: float = POWER) -> float | None:
-    """The smallest speedup found with probability ``power`` by a one-sided test at
-    ``level`` of n_x baseline runs against n_y, with the comparison's ``noise``
-    (:func:`comparison_noise`); None when none is at these n (see the module's text).
+                       power: float = POWER, sides: int = 1) -> float | None:
+    """The smallest speedup found with probability ``power`` by a one-sided (``sides`` 2:
+    two-sided, the verdicts') test at ``level`` of n_x baseline runs against n_y, with the
+    comparison's ``noise`` (:func:`comparison_noise`); None when none is at these n (see
+    the module's text).
 
     >>> round(detectable_speedup(0.05 * 2 ** 0.5, 35, 35, 0.05), 4)
     1.0322
@@ -65,9 +66,9 @@ def detectable_speedup(noise: float, n_x: int, n_y: int, level: float,
     >>> round(detectable_speedup(0.05 * 2 ** 0.5, 6, 6, 0.05 / 4), 3)  # samples apart
     1.179
     """
-    if smallest_p(n_x, n_y) > level:
+    if smallest_p(n_x, n_y, sides) > level:
         return None
-    theta = 0.5 + (float(ndtri(1 - level) + ndtri(power))) * math.sqrt(
+    theta = 0.5 + (float(ndtri(1 - level / sides) + ndtri(power))) * math.sqrt(
         (n_x + n_y + 1) / (12 * n_x * n_y))
     if theta > THETA_MAX:
         return math.exp(noise / math.sqrt(2) * _separating_shift(n_x, n_y, power))

@@ -40,7 +40,7 @@ import numpy as np
 from scipy import stats
 
 from pinbench.results.runs import RunRecord
-from pinbench.stats.verdicts import holm
+from pinbench.stats.decisions import holm
 
 
 def sen_slope(values: np.ndarray) -> float:

@@ -71,6 +71,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from pinbench.errors import PinbenchError
 from pinbench.results.rows import read_records, required
 from pinbench.results.runs import RunRecord
 from pinbench.stats.cells import describe_cells
@@ -137,7 +138,7 @@ class ModelRow:
 COLUMNS = required(ModelRow)
 
 
-class ModelError(ValueError):
+class ModelError(PinbenchError, ValueError):
     """Extra-P is missing or failed, or a model is not a formula of the allowed form."""
 
 
@@ -384,13 +385,22 @@ def modellable(thread_counts: dict[str, list[int]]) -> bool:
     return any(len(set(counts)) >= MIN_COUNTS for counts in thread_counts.values())
 
 
+def counted(n: int, what: str = "thread count") -> str:
+    """``n`` and ``what``, plural unless one.
+
+    >>> counted(1), counted(2, "explained thread count")
+    ('1 thread count', '2 explained thread counts')
+    """
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
 def unmodelled(thread_counts: dict[str, list[int]]) -> str:
     """Why machines get no model, one line each ("" when every machine has enough counts).
 
     >>> unmodelled({"local": [1, 2]})
     'no scalability models on local: 2 thread counts (1 2); Extra-P needs at least 5'
     """
-    return "\n".join(f"no scalability models on {machine}: {len(set(counts))} thread counts "
+    return "\n".join(f"no scalability models on {machine}: {counted(len(set(counts)))} "
                      f"({' '.join(map(str, sorted(set(counts))))}); Extra-P needs at least "
                      f"{MIN_COUNTS}" for machine, counts in sorted(thread_counts.items())
                      if len(set(counts)) < MIN_COUNTS)
@@ -425,7 +435,7 @@ def model_rows(records: list[RunRecord], extrap: Path, horizon: int,
         counts = sorted(by_threads)
         base = base_of(machine, bench, strategy, counts)
         if len(counts) < MIN_COUNTS:
-            rows.append(base | {"note": f"{len(counts)} thread counts: Extra-P needs at least "
+            rows.append(base | {"note": f"{counted(len(counts))}: Extra-P needs at least "
                                         f"{MIN_COUNTS}; no model"})
         else:
             batch(machine, counts, ("time", base, by_threads))
@@ -441,8 +451,9 @@ def model_rows(records: list[RunRecord], extrap: Path, horizon: int,
             base = base_of(machine, bench, strategy, counts) | {
                 "quantity": f"{quantity}_median", "horizon": horizon}
             if len(counts) < MIN_COUNTS:
-                rows.append(base | {"note": f"{len(counts)} explained thread counts{aside}: "
-                                            f"Extra-P needs at least {MIN_COUNTS}; no model"})
+                rows.append(base | {"note": f"{counted(len(counts), 'explained thread count')}"
+                                            f"{aside}: Extra-P needs at least {MIN_COUNTS}; "
+                                            "no model"})
             elif all(v == 0 for v in points.values()):
                 rows.append(base | {"note": "zero at every thread count; no model"})
             else:

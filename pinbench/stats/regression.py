@@ -14,7 +14,7 @@ with A's run times as a and B's as b (the runs that count,
   A". For lognormal times of one shape these are "the ratio is above 1 + t" and "below
   1 / (1 + t)"; the cell's p-value is twice the smaller one (two-sided, at most 1);
 - **Holm's step-down over every tested cell of the comparison at once**
-  (:func:`pinbench.stats.verdicts.holm`): a cell whose adjusted p-value is at most alpha is
+  (:func:`pinbench.stats.decisions.holm`): a cell whose adjusted p-value is at most alpha is
   ``slower`` or ``faster``, by the direction of its smaller one-sided p-value, else ``no
   measurable difference``, with the ratio the comparison could have detected (with
   probability 80% at the first Holm level, alpha / 2 / cells, from the cell's own noise:
@@ -39,7 +39,7 @@ from pinbench.stats.detectable import comparison_noise, detectable_speedup
 from pinbench.stats.location import brunner_munzel
 from pinbench.stats.sample_size import MIN_N
 from pinbench.stats.speeduptest import bootstrap_intervals
-from pinbench.stats.verdicts import holm
+from pinbench.stats.decisions import holm
 
 SLOWER, FASTER, SAME, UNTESTED = "slower", "faster", "no measurable difference", "not tested"
 #: The columns of a comparison's table (one row per cell both campaigns measured).

@@ -21,11 +21,8 @@ Command line: ``pinbench speeduptest BASELINE VARIANT [--json]``.
 """
 from __future__ import annotations
 
-import argparse
 import csv
-import json
 import math
-import sys
 import warnings
 from pathlib import Path
 
@@ -33,6 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from pinbench.errors import PinbenchError
 from pinbench.stats.sample_size import MIN_N
 
 SMALL_N = 30               # protocol: a failed shape check is binding up to this size
@@ -43,7 +41,7 @@ WILCOXON_EXACT_N = 50      # R's wilcox.test: exact p-value iff both n < 50 and 
 CI_STATISTICS = ("speedup_mean", "speedup_median", "p_x_greater_y")
 
 
-class SampleError(ValueError):
+class SampleError(PinbenchError, ValueError):
     """A sample of run times that the Speedup-Test cannot use."""
 
 
@@ -447,44 +445,3 @@ def report(result: dict, baseline: str = "X", variant: str = "Y") -> str:
     if notes:
         lines += ["warnings:"] + [f"  {note}" for note in notes]
     return "\n".join(lines) + "\n"
-
-
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one 'error:' line and exit status 2."""
-
-    def error(self, message: str):
-        self.exit(2, f"error: {message}\n")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Compare the run times of two files by the Speedup-Test; 0 on success, 2 on bad input."""
-    parser = _Parser(prog="pinbench speeduptest",
-                     description="Is VARIANT faster than BASELINE? The Speedup-Test of Touati, "
-                                 "Worms and Briais on two samples of run times.")
-    parser.add_argument("baseline", type=Path, help="baseline run times (X)")
-    parser.add_argument("variant", type=Path, help="variant run times (Y)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="default 0.95")
-    parser.add_argument("--column", help="CSV column of the times (default: the first column "
-                                         "holding only numbers), e.g. time_s")
-    parser.add_argument("--resamples", type=int, default=2000,
-                        help="bootstrap resamples, 0 for no intervals (default 2000)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args(argv)
-    try:
-        x = read_times(args.baseline, args.column)
-        y = read_times(args.variant, args.column)
-        result = speedup_test(x, y, args.confidence, args.resamples, args.seed)
-    except OSError as exc:
-        parser.error(f"cannot read {exc.filename}: {exc.strerror}")
-    except ValueError as exc:  # SampleError or a bad setting
-        parser.error(str(exc).splitlines()[0])
-    if args.json:
-        print(json.dumps(result))
-    else:
-        print(report(result, str(args.baseline), str(args.variant)), end="")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

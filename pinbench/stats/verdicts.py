@@ -14,8 +14,10 @@ cells for 9 strategies, n = 35). So the headline follows three rules.
    ran different placements and is never merged; one identical to the baseline is not
    tested at all.
 2. **One pre-declared test per comparison**, of the Speedup-Test's question "does a run of
-   the strategy tend to be faster than one of the baseline?": Brunner and Munzel's test,
-   one-sided, by permutation (:func:`pinbench.stats.location.brunner_munzel`). It needs no
+   the strategy tend to be faster (or slower) than one of the baseline?": Brunner and
+   Munzel's test, two-sided, by permutation (:func:`pinbench.stats.location.brunner_munzel`),
+   its direction that of the estimated relative effect, so that each comparison's outcome
+   is faster, slower or none (:mod:`pinbench.stats.decisions`). It needs no
    normality, is exact when both samples come from one distribution, stays valid when the
    spreads differ (the Wilcoxon-Mann-Whitney test does not), and exists for every cell with
    runs on both sides, where the mean test may be "not applied".
@@ -32,9 +34,14 @@ two strategies equally faster, one is called clear in at most alpha of the cells
 reported ``p_best_vs_others`` is twice the largest of these one-sided p-values (clear: at
 most alpha); ``runner_up`` names the experiment with the next largest median speedup.
 
-These hold per cell. Over a report of many cells, :func:`report_wide` holds the family-wise
-error over every cell's tests at once (Holm over all of them): its decisions are what "the
-report names a winner in k of n cells" may say.
+The cell's ``outcome`` is ``faster`` when Holm names a strategy faster, ``slower`` when none
+is and the experiment with the largest median speedup is named slower (the best placement
+is slower than the baseline: pinning hurts here), else ``none``.
+
+These hold per cell. Over a report of many cells, :func:`report_wide` decides over every
+cell's tests at once, by the campaign's ``report_decision`` (Holm's family-wise error or
+Benjamini-Hochberg's false discovery rate): its decisions are what "the report names a
+winner in k of n cells" may say.
 """
 from __future__ import annotations
 
@@ -47,29 +54,16 @@ import numpy as np
 from pinbench.place.policies import NAMES as POLICY_NAMES
 from pinbench.place.symmetry import same_as
 from pinbench.results.runs import RunRecord
+from pinbench.stats.attainable import smallest_p, too_few
+from pinbench.stats.decisions import ADJUST, holm, level, outcome
 from pinbench.stats.detectable import comparison_noise, detectable_speedup
-from pinbench.stats.location import brunner_munzel
+from pinbench.stats.location import brunner_munzel, relative_effect
 from pinbench.stats.sample_size import MIN_N
 
 #: Random relabellings of a clear-winner test: only "at most alpha / 2?" is asked of it.
 CLEAR_DRAWS = 2000
 #: key(machine, planned PU list) -> what identifies the experiment (default: the list itself)
 PlacementKey = Callable[[str, tuple[int, ...]], Hashable]
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given.
-
-    >>> holm([0.01, 0.04, 0.03])
-    [0.03, 0.06, 0.06]
-    """
-    order = np.argsort(p_values, kind="stable")
-    adjusted = [0.0] * len(p_values)
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
 
 
 @dataclass
@@ -93,20 +87,22 @@ def experiments(records: list[RunRecord], key: PlacementKey,
     A strategy whose runs all planned one PU list is identified by ``key`` of that list, and
     is one experiment with the strategies of the same key
     (:func:`pinbench.place.symmetry.same_as`); any other (``os``, not bound; ``random``, a
-    draw per run; a runtime's policy, bound by the runtime) is an experiment of its own.
+    draw per run; a runtime's policy, bound by the runtime; a placement per region, whose runs
+    name ``regions``) is an experiment of its own.
     """
     rank = {strategy: k for k, strategy in enumerate(order)}
-    plans: dict[str, set[str]] = {}
+    plans: dict[str, set[tuple[str, str]]] = {}  # strategy -> its runs' (pus, regions)
     stood_for: dict[str, list[str]] = {}  # measured once for these too (the runs say so)
     for record in sorted(records, key=lambda r: rank.get(r.strategy, len(rank))):
-        plans.setdefault(record.strategy, set()).add(record.pus)
+        plans.setdefault(record.strategy, set()).add((record.pus, record.regions))
         stood_for.setdefault(record.strategy, record.stands_for.split())
     keys: dict[str, Hashable | None] = {}
-    for strategy, pus in plans.items():
-        # a runtime's policy (its places' PUs, or threads bound by the runtime) stands alone
-        fixed = len(pus) == 1 and next(iter(pus)) != "" and strategy not in POLICY_NAMES
-        keys[strategy] = key(records[0].machine, tuple(map(int, next(iter(pus)).split()))) \
-            if fixed else None
+    for strategy, planned in plans.items():
+        pus, regions = next(iter(planned))
+        # a runtime's policy (its places' PUs, or threads bound by the runtime) stands alone,
+        # and so does a placement per region
+        fixed = len(planned) == 1 and pus != "" and not regions and strategy not in POLICY_NAMES
+        keys[strategy] = key(records[0].machine, tuple(map(int, pus.split()))) if fixed else None
     first = same_as(keys)
     groups: dict[str, Experiment] = {}
     for strategy, ident in keys.items():
@@ -157,14 +153,18 @@ def cell_verdict(records: list[RunRecord], baseline: str, alpha: float,
     base = next((g for g in groups if baseline in g.strategies), None)
     usable = test and base is not None and len(base.times) >= MIN_N
     tested = [g for g in groups if g is not base and len(g.times) >= MIN_N] if usable else []
-    raw = [brunner_munzel(np.array(base.times), np.array(g.times))[0] for g in tested]
+    raw = [brunner_munzel(np.array(base.times), np.array(g.times), two_sided=True)[0]
+           for g in tested]
     adjusted = holm(raw) if raw else []
     speedup = {g.name: _median(base.times) / _median(g.times) for g in tested}
+    effect = {g.name: relative_effect(base.times, g.times) for g in tested}
+    said = {g.name: outcome(q, effect[g.name], alpha) for g, q in zip(tested, adjusted)}
     noise = {g.name: comparison_noise(base.times, g.times) for g in tested}
     detectable = {g.name: detectable_speedup(noise[g.name], len(base.times), len(g.times),
-                                             alpha / len(tested)) for g in tested}
-    faster = [(g, p, q) for g, p, q in zip(tested, raw, adjusted) if q <= alpha]
-    row = {"baseline": baseline, "tests": len(raw), "best": "", "stands_for": "",
+                                             alpha / len(tested), sides=2) for g in tested}
+    faster = [(g, p, q) for g, p, q in zip(tested, raw, adjusted) if said[g.name] == "faster"]
+    row = {"baseline": baseline, "tests": len(raw), "outcome": _cell_outcome(said, speedup),
+           "slower": sum(o == "slower" for o in said.values()), "best": "", "stands_for": "",
            "speedup_median": None, "p_raw": None, "p_adjusted": None, "runner_up": "",
            "p_best_vs_others": None, "clear_winner": False,
            "identical": "; ".join(" = ".join(g.strategies) for g in groups
@@ -189,10 +189,19 @@ def cell_verdict(records: list[RunRecord], baseline: str, alpha: float,
          "speedup_median": speedup.get(group.name), "noise": noise.get(group.name),
          "p_raw": raw_of.get(group.name, (None, None))[0],
          "p_adjusted": raw_of.get(group.name, (None, None))[1],
+         "effect": effect.get(group.name), "outcome": said.get(group.name, "none"),
          "faster": any(group is g for g, _, _ in faster),
          "detectable": detectable.get(group.name)}
         for group in groups for strategy in group.strategies]
     return row
+
+
+def _cell_outcome(said: dict[str, str], speedup: dict[str, float]) -> str:
+    """A cell's outcome from its experiments' (see the module's text)."""
+    if "faster" in said.values():
+        return "faster"
+    best = max(speedup, key=speedup.get, default=None)
+    return "slower" if best is not None and said[best] == "slower" else "none"
 
 
 def _largest(values) -> float | None:
@@ -202,29 +211,36 @@ def _largest(values) -> float | None:
     return None if not values or None in values else max(values)
 
 
-def report_wide(verdicts: list[dict], comparisons: list[dict], alpha: float) -> None:
+def report_wide(verdicts: list[dict], comparisons: list[dict], alpha: float,
+                decision: str = "fwer") -> None:
     """Add the report-wide decision to every verdict and comparison row (in place).
 
-    Holm's step-down over every tested experiment of every cell at once (an experiment is
-    one test, however many strategies it stands for) holds the probability of naming any
-    strategy faster anywhere in the report, when none is, at ``alpha``. Comparison rows get
-    ``p_report`` (adjusted over the report), ``faster_report`` and ``detectable_report``
-    (the speedup detectable at the report's first Holm level, alpha / tests); verdict rows
-    get ``tests_report``, ``best_report`` (the largest median speedup among the cell's
-    experiments faster report-wide), its ``p_report`` and the cell's ``detectable_report``.
+    ``decision`` (:data:`pinbench.stats.decisions.DECISIONS`): ``fwer``, Holm's step-down over
+    every tested experiment of every cell at once (an experiment is one test, however many
+    strategies it stands for), holds the probability of naming any strategy faster or slower
+    anywhere in the report, when it is not, at ``alpha``; ``fdr``, Benjamini-Hochberg's
+    step-up, the expected share of wrong ones among those named. Comparison rows get
+    ``p_report`` (adjusted over the report), ``outcome_report``, ``faster_report`` and
+    ``detectable_report`` (the speedup detectable at the report's level,
+    :func:`pinbench.stats.decisions.level`); verdict rows get ``tests_report``,
+    ``decision_report``, ``outcome_report``, ``best_report`` (the largest median speedup
+    among the cell's experiments faster report-wide), its ``p_report``, the cell's
+    ``detectable_report`` and ``too_few``: which decisions its runs are too few for, and why.
     """
     cell = ("machine", "benchmark", "threads")
     tests = {(*(c[k] for k in cell), c["experiment"]): c for c in comparisons
              if c["p_raw"] is not None}
-    level = alpha / max(len(tests), 1)
-    decided = {test: {"p_report": p, "faster_report": p <= alpha,
+    adjusted = ADJUST[decision]([c["p_raw"] for c in tests.values()])
+    said = [outcome(p, c["effect"], alpha) for c, p in zip(tests.values(), adjusted)]
+    at = level(decision, alpha, len(tests), sum(o != "none" for o in said))
+    decided = {test: {"p_report": p, "outcome_report": o, "faster_report": o == "faster",
                       "detectable_report": detectable_speedup(c["noise"], c["baseline_runs"],
-                                                              c["runs"], level)}
-               for (test, c), p in zip(tests.items(), holm([c["p_raw"] for c in tests.values()]))}
+                                                              c["runs"], at, sides=2)}
+               for (test, c), p, o in zip(tests.items(), adjusted, said)}
     for row in comparisons:
         row.update(decided.get((*(row[k] for k in cell), row["experiment"]),
-                               {"p_report": None, "faster_report": False,
-                                "detectable_report": None}))
+                               {"p_report": None, "outcome_report": "none",
+                                "faster_report": False, "detectable_report": None}))
     by_cell: dict[tuple, list[dict]] = defaultdict(list)
     for test, c in tests.items():
         by_cell[test[:3]].append(c | decided[test])
@@ -232,6 +248,21 @@ def report_wide(verdicts: list[dict], comparisons: list[dict], alpha: float) -> 
         mine = by_cell.get(tuple(verdict[k] for k in cell), [])
         best = max((c for c in mine if c["faster_report"]), default=None,
                    key=lambda c: (c["speedup_median"], -c["p_report"]))
-        verdict.update(tests_report=len(tests), best_report=best["experiment"] if best else "",
+        verdict.update(tests_report=len(tests), decision_report=decision,
+                       outcome_report=_cell_outcome(
+                           {c["experiment"]: c["outcome_report"] for c in mine},
+                           {c["experiment"]: c["speedup_median"] for c in mine}),
+                       best_report=best["experiment"] if best else "",
                        p_report=best["p_report"] if best else None,
-                       detectable_report=_largest(c["detectable_report"] for c in mine))
+                       detectable_report=_largest(c["detectable_report"] for c in mine),
+                       too_few=_too_few(mine, verdict["tests"], len(tests), alpha, decision))
+
+
+def _too_few(mine: list[dict], tests: int, report_tests: int, alpha: float,
+             decision: str) -> str:
+    """What the cell's runs are too few for (:func:`pinbench.stats.attainable.too_few`), by
+    its comparison with the most runs ("" when it has none)."""
+    most = min(mine, default=None,
+               key=lambda c: smallest_p(c["baseline_runs"], c["runs"], sides=2))
+    return too_few(most["baseline_runs"], most["runs"], tests, report_tests, alpha,
+                   decision) if most else ""

@@ -23,16 +23,23 @@ import os
 from pathlib import Path
 
 from pinbench import native
+from pinbench.errors import PinbenchError
 from pinbench.trace.elf import needed_libraries
 
 TRACERS = ("tsan", "valgrind", "pin")
 #: the compile flags of a traced build (the link flags come from traced_build_flags())
 TSAN_CFLAGS = "-fsanitize=thread -fopenmp"
-#: the program's memcpy/memmove/memset calls go through the runtime's wrappers
-TSAN_WRAPPED = ("memcpy", "memmove", "memset", "__memcpy_chk", "__memmove_chk", "__memset_chk")
+#: the program's memcpy/memmove/memset calls go through the runtime's wrappers, and so do its
+#: calls of libgomp's parallel entry points (pintools/tsan_rt.c, "PB_FORK": per region)
+TSAN_WRAPPED = ("memcpy", "memmove", "memset", "__memcpy_chk", "__memmove_chk", "__memset_chk",
+                "GOMP_parallel", "GOMP_parallel_reductions", "GOMP_parallel_sections",
+                *(f"GOMP_parallel_loop_{kind}" for kind in (
+                    "static", "dynamic", "guided", "runtime", "nonmonotonic_dynamic",
+                    "nonmonotonic_guided", "nonmonotonic_runtime",
+                    "maybe_nonmonotonic_runtime")))
 
 
-class TraceError(RuntimeError):
+class TraceError(PinbenchError, RuntimeError):
     """A tracer cannot be run, or the traced program failed; one-line message."""
 
 

@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,7 +37,9 @@ import numpy as np
 from pinbench.graph.matrix import MatrixError, read_matrix
 from pinbench.results import formats
 from pinbench.results.layout import sidecar_path
+from pinbench.results.regions import write_regions
 from pinbench.trace.build import TRACERS, TraceError, built_tracer, pin_root, untraceable
+from pinbench.trace.regions import regions_of
 
 #: The weight definitions (pintools/README.md, "Weights"): each name counts every access,
 #: the name with the prefix ``parallel-`` only those inside parallel regions ("What is
@@ -70,7 +73,8 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
           env: dict[str, str] | None = None,
           stdout=None, stderr=None, timeout: float | None = None,
           raw: Path | str | None = None, tracer_options: list[str] | None = None,
-          exit_status: Sequence[int] = (0,), cwd: str | None = None) -> dict:
+          exit_status: Sequence[int] = (0,), cwd: str | None = None,
+          regions: Path | str | None = None) -> dict:
     """Run ``program_argv`` with OMP_NUM_THREADS=threads under ``tracer``; return the sidecar.
 
     Writes ``out_csv`` (the N x N matrix) and its sidecar (``out_csv`` with ``.json``).
@@ -79,7 +83,8 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     subprocess.run (default: inherited); ``raw`` also writes "line,thread,count" records;
     ``tracer_options`` go to valgrind or pin before the tool's own options; ``exit_status``:
     the program's exit statuses that mean success; ``cwd``: the folder it starts in (default:
-    this process's).
+    this process's); ``regions``: also trace per parallel region and write the regions file
+    there (:mod:`pinbench.results.regions`; the tsan and valgrind tracers).
     Raises :class:`pinbench.native.NotBuilt` (one line) if the tracer is not built, and
     TraceError (one line) if the program fails, no matrix was written, or a ``parallel-``
     weight with more than one thread counted no access (no OpenMP parallel region was
@@ -97,6 +102,28 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
         raise TraceError(f"thread count {threads} is not an integer from 1 to 4096")
     if not program_argv:
         raise TraceError("no program to trace")
+    if regions is not None and tracer == "pin":
+        raise TraceError("the pin tracer does not trace per parallel region; the tsan and "
+                         "valgrind tracers do (docs/tracing.md)")
+    if regions is None:
+        return _trace(program_argv, threads, out_csv, tracer, weight, line_bytes, env, stdout,
+                      stderr, timeout, raw, tracer_options, exit_status, cwd, None)
+    Path(regions).parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=Path(regions).parent, prefix=".regions-") as folder:
+        listing = Path(folder) / "regions"
+        sidecar = _trace(program_argv, threads, out_csv, tracer, weight, line_bytes, env,
+                         stdout, stderr, timeout, raw, tracer_options, exit_status, cwd,
+                         listing)
+        write_regions(regions_of(listing, threads, sidecar["accesses"]), regions)
+    return sidecar
+
+
+def _trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: str,
+           weight: str, line_bytes: int, env: dict[str, str] | None, stdout, stderr,
+           timeout: float | None, raw: Path | str | None, tracer_options: list[str] | None,
+           exit_status: Sequence[int], cwd: str | None, listing: Path | None) -> dict:
+    """:func:`trace` once its arguments are checked; ``listing``: where the tsan runtime
+    writes its list of parallel regions (None: not per region)."""
     program = _program_path(program_argv[0])
     if tracer != "tsan" and _is_script(program):
         raise TraceError(f"{program_argv[0]} is a script: the {tracer} tracer would trace its "
@@ -113,10 +140,11 @@ def trace(program_argv: list[str], threads: int, out_csv: Path | str, tracer: st
     options = {"PINBENCH_TRACE_OUT": str(out_csv), "PINBENCH_TRACE_JSON": str(out_json),
                "PINBENCH_TRACE_WEIGHT": weight, "PINBENCH_TRACE_LINE": str(line_bytes),
                "PINBENCH_TRACE_THREADS": str(threads)}
-    if raw is not None:
-        options["PINBENCH_TRACE_RAW"] = str(Path(raw).resolve())
-    else:
-        run_env.pop("PINBENCH_TRACE_RAW", None)
+    for name, path in (("PINBENCH_TRACE_RAW", raw), ("PINBENCH_TRACE_REGIONS", listing)):
+        if path is not None:
+            options[name] = str(Path(path).resolve())
+        else:
+            run_env.pop(name, None)
     run_env.update(options)
     run_env["OMP_NUM_THREADS"] = str(threads)
     if tracer == "tsan":

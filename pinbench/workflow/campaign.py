@@ -20,6 +20,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from pinbench.errors import PinbenchError
 from pinbench.measure.settings import SHORTHAND, Metric, metric
 from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
 from pinbench.place.registry import WRAPPING, is_own_name, needs_matrix, parse_strategy
@@ -28,7 +29,7 @@ from pinbench.place.policies import predict
 from pinbench.place.user import UserPlacement
 from pinbench.results.runs import METRICS
 from pinbench.results.layout import Layout
-from pinbench.stats.attainable import least_repetitions, smallest_p
+from pinbench.stats.attainable import too_few
 from pinbench.stats.sample_size import MIN_N
 from pinbench.topology import Topology, TopologyError, is_synthetic, load
 from pinbench.workflow.params import ParamsError, expand as expand_params
@@ -64,7 +65,7 @@ _REFUSED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 MAX_VALUES = 100_000
 
 
-class ConfigError(ValueError):
+class ConfigError(PinbenchError, ValueError):
     """A campaign file is wrong; the message is one line naming the field.
 
     Control characters of the values it quotes are written as escapes, so that
@@ -339,28 +340,21 @@ def _check_derived_names(config: dict) -> None:
 
 def repetitions_warning(config: dict, machines: dict[str, Machine]) -> str:
     """What to say before measuring when the campaign's runs per strategy cannot make any
-    strategy significantly faster (:mod:`pinbench.stats.attainable`), in a cell (Holm over
-    its strategies) or over the whole report (Holm over every cell's), with the least
-    repetitions that can; "" when they can. The fewest runs a strategy may end with count:
-    ``stopping.min`` when jobs may stop early. Identical placements, tested once, would
-    make fewer tests: the count here is the most there can be.
+    strategy significantly faster or slower (:func:`pinbench.stats.attainable.too_few`), in
+    a cell (Holm over its strategies) or over the whole report (the campaign's
+    ``report_decision`` over every cell's), naming each level that fails and the least
+    repetitions with which both can; "" when they can. The fewest runs a strategy may end
+    with count: ``stopping.min`` when jobs may stop early. Identical placements, tested
+    once, would make fewer tests: the count here is the most there can be.
     """
     runs = config["stopping"]["min"] if config["stopping"] else config["repetitions"]
     tested = len(config["strategies"]) - 1
     cells = sum(len(config["benchmarks"]) * len(m.threads) for m in machines.values()
                 if m.measure)
-    alpha = 1 - config["confidence"]
     field = "stopping.min" if config["stopping"] else "repetitions"
-    for tests, where in ((tested, "in a cell"), (tested * cells, "over the whole report")):
-        if cells and tests and smallest_p(runs, runs) > alpha / tests:
-            least = least_repetitions(tests, alpha)
-            return (f"{field}: with {runs} runs per strategy no strategy can be found faster "
-                    f"than the baseline {where} ({tests} tests, Holm at {alpha:.2g}: the "
-                    f"smallest p-value of {runs} runs against {runs} is "
-                    f"{smallest_p(runs, runs):.2g}, above {alpha:.2g}/{tests}); "
-                    + (f"{least} runs per strategy can" if least else
-                       "no number of runs can, with this many tests"))
-    return ""
+    said = too_few(runs, runs, tested, tested * cells, 1 - config["confidence"],
+                   config["report_decision"]) if cells and tested else ""
+    return f"{field}: {said}" if said else ""
 
 
 def own_placements(entries: dict) -> dict[str, UserPlacement]:

@@ -27,8 +27,10 @@ def same_experiments(strategies: list[str], placements: dict[str, Placement],
     keys = {}
     for strategy in strategies:
         placement = placements[strategy]
-        # a runtime's policy is measured on its own: the runtime binds, not pinbench
-        fixed = placement.pus and not placement.per_repetition and not placement.policy
+        # a runtime's policy is measured on its own: the runtime binds, not pinbench; so is
+        # a placement per region (its regions re-bound at run time)
+        fixed = placement.pus and not placement.per_repetition and not placement.policy \
+            and not placement.regions
         keys[strategy] = experiment_key(topo, placement.pus) if fixed else None
     return same_as(keys)
 

@@ -11,6 +11,10 @@ first page), and everything else runs:
   by ``pinbench setup`` (the Valgrind tool needs Valgrind, the Pin tool ``PIN_ROOT``);
   without it the strategies that need a matrix are neither placed nor measured, the others
   are;
+- ``per-region`` (a placement per parallel region, re-bound at run time): the re-binding
+  shim that ``pinbench setup`` builds (:mod:`pinbench.measure.rebind`); without it the
+  strategies that need it (:func:`~pinbench.place.registry.rebound`) are neither
+  placed nor measured, the others are;
 - a SLURM machine whose cluster cannot be asked (no ``sinfo``, no controller): its work is
   left out of the call (:func:`pinbench.workflow.places.unreachable` finds it);
 - ``metric`` on a counter (``cycles``...) that the kernel here does not count (a virtual
@@ -29,13 +33,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pinbench import native
+from pinbench.place.registry import rebound as rebinds
 from pinbench.workflow.campaign import traces
 
 
 @dataclass(frozen=True)
 class LeftOut:
     """One part of a campaign left out of this call: ``part`` (``explain``, ``tracing``,
-    ``metric NAME``, ``machine NAME``), ``why`` (the missing tool, in one line) and ``effect``
+    the per-region strategies, ``metric NAME``, ``machine NAME``), ``why`` (the missing tool, in one line) and ``effect``
     (what the campaign does without it)."""
 
     part: str
@@ -101,6 +106,11 @@ def left_out(config: dict, machines: Iterable) -> dict[str, LeftOut]:
                 "tracing", f"the {tracer} tracer: {why}",
                 "the strategies that need an affinity matrix are neither placed nor measured; "
                 "the others are")
+    rebound = [s for s in config.get("strategies", []) if rebinds(s)]
+    why = helper_missing("rebind") if rebound and measured else None
+    if why:
+        found["rebind"] = LeftOut(", ".join(rebound), why,
+                                  "neither placed nor measured; the other strategies are")
     metric = config.get("metric", "time")
     here = [m for m in measured if m.slurm is None]
     why = uncounted(metric) if metric != "time" and here else None

@@ -24,8 +24,8 @@ def set_aside(layout: Layout, machines: list[str]) -> list[str]:
 
 
 def campaign_line(layout: Layout, alpha: float) -> str:
-    """The campaign in one line: runs, jobs, winners named, drifts, failures, cells whose
-    printed times leave them without a verdict.
+    """The campaign in one line: runs, jobs, winners named, cells where pinning is slower,
+    drifts, failures, cells whose printed times leave them without a verdict.
 
     The winners are the report-wide decision's (:func:`pinbench.stats.verdicts.report_wide`):
     the probability that any of them is false is at most ``alpha`` (the campaign's
@@ -49,10 +49,15 @@ def campaign_line(layout: Layout, alpha: float) -> str:
         winners = [f"{v.benchmark} t{v.threads}: {v.best_report}"
                    for v in verdicts if v.best_report]
         tests = verdicts[0].tests_report if verdicts else 0
+        held = "false discovery rate" if verdicts and verdicts[0].decision_report == "fdr" \
+            else "family-wise error"
         text += (f"; a strategy faster than the baseline in {len(winners)} of {len(verdicts)} "
-                 f"cells, report-wide (family-wise error {alpha:.2g} over all {tests} tests)"
+                 f"cells, report-wide ({held} {alpha:.2g} over all {tests} tests)"
                  + (f": {', '.join(winners[:4])}{', ...' if len(winners) > 4 else ''}"
                     if winners else "")
+                 + f"; slower than the baseline in "
+                 f"{sum(v.outcome_report == 'slower' for v in verdicts)} of {len(verdicts)} "
+                 "cells (the best placement slower, report-wide)"
                  + f"; in {sum(bool(v.best) for v in verdicts)} by each cell's own verdict"
                  + f"; drift in {sum(bool(v.drift) for v in verdicts)}"
                  + _unread(verdicts))

@@ -12,11 +12,13 @@ import copy
 import itertools
 import re
 
+from pinbench.errors import PinbenchError
+
 #: What a benchmark's name must look like (the campaign schema's ``name``).
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
-class ParamsError(ValueError):
+class ParamsError(PinbenchError, ValueError):
     """A ``params`` entry cannot be expanded; the message names the field."""
 
 

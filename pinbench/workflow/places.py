@@ -16,6 +16,8 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pinbench.errors import PinbenchError
+
 
 @dataclass(frozen=True)
 class Place:
@@ -66,7 +68,7 @@ def places(machines: Iterable) -> list[Place]:
                     for k, m in enumerate(away, 1)]
 
 
-class NotOnNode(RuntimeError):
+class NotOnNode(PinbenchError, RuntimeError):
     """A SLURM machine's job ran outside a SLURM allocation (the campaign ran locally)."""
 
 
@@ -75,7 +77,7 @@ def check_on_node(machine) -> None:
     and measure the machine running Snakemake instead."""
     if machine.slurm is not None and "SLURM_JOB_ID" not in os.environ:
         raise NotOnNode(f"machine {machine.name} is measured on a SLURM node: run the campaign "
-                        "with --workflow-profile profiles/slurm (here it would measure this host)")
+                        "with --workflow-profile slurm (here it would measure this host)")
 
 
 def unreachable(machines: Iterable, timeout_s: float = 20) -> dict[str, str]:

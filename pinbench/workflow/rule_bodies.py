@@ -65,15 +65,18 @@ def alternatives(names) -> str:
 def place(inputs, wildcards, params, outputs, log: str) -> None:
     """The placement rule: every strategy's file for one (machine, benchmark, threads); the
     graph strategies left out where the cell's trace failed, or the campaign's tracer is
-    missing here (``params.untraced``: why)."""
+    missing here (``params.untraced``: why). Per region (``inputs.traced``), the regions'
+    keys are carried from the traced binary to the measured one
+    (:func:`pinbench.trace.callsites.carry`)."""
     from pinbench.place.record import write_placements  # NumPy, and the graph strategies'
 
     matrix = Path(inputs.matrix) if hasattr(inputs, "matrix") else None
     failed = (matrix and traces.failure(matrix)) or params.untraced
+    binaries = (inputs.traced, inputs.binary) if hasattr(inputs, "traced") else None
     write_placements(inputs.topology, int(wildcards.n), params.strategies,
                      [Path(path) for path in outputs], params.seed, params.repetitions,
                      Path(log), None if failed else matrix, params.oversubscribe,
-                     campaign.own_placements(params.placements), failed)
+                     campaign.own_placements(params.placements), failed, binaries)
 
 
 def place_planned(topology: str, machine: str, params, layout: Layout, plan: str) -> None:
@@ -160,6 +163,7 @@ def analyse_options(config: dict) -> dict:
             "confidence": config["confidence"], "benchmark_weights": config["weights"],
             "seed": config["seed"], "order": config["strategies"],
             "quiet_threshold": config["quiet"]["threshold"], "metric": config["metric"],
+            "report_decision": config["report_decision"],
             "time_shares": {name: bench["time_share_expected"]
                             for name, bench in config["benchmarks"].items()
                             if "time_share_expected" in bench}}

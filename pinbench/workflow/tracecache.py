@@ -9,8 +9,10 @@ import shutil
 from pathlib import Path
 
 from pinbench.measure import workdir
+from pinbench.place.registry import parse_strategy
 from pinbench.results import traces
 from pinbench.results.layout import Layout, sidecar_path
+from pinbench.results.regions import regions_path
 from pinbench.trace.build import TraceError
 from pinbench.workflow import campaign
 
@@ -52,6 +54,15 @@ def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> N
           "affinity matrix are left out there, the others measured", flush=True)
 
 
+def per_region(config: dict) -> bool:
+    """Whether the campaign's traces are made per parallel region too: it lists a per-region
+    strategy (:mod:`pinbench.place.per_region`) and traces with a tracer that can, tsan or
+    valgrind (with pin, those strategies are left out: no regions file)."""
+    own = campaign.own_placements(config["placements"])
+    return config["tracing"]["tracer"] in ("tsan", "valgrind") and any(
+        parse_strategy(name, own)[0].by_region for name in config["strategies"])
+
+
 def _unshared(matrix: str, threads: int) -> str | None:
     """Why the traced ``matrix`` of ``threads`` threads cannot rank placements: no cache
     line shared by two of them (every weight off its diagonal zero); None when one was."""
@@ -78,12 +89,16 @@ def _trace(config: dict, wildcards, binary: str, matrix: str, log: str) -> None:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} | \
         campaign.run_env(config, wildcards.bench)
     cwd = config["benchmarks"][wildcards.bench].get("cwd")  # else a scratch folder, as runs
+    regions = per_region(config)
     key = hashlib.sha256(json.dumps(
         [hashlib.sha256(Path(binary).read_bytes()).hexdigest(), argv[1:], env, wildcards.n,
-         tracing, *([cwd] if cwd is not None else [])], sort_keys=True).encode()).hexdigest()[:16]
+         tracing, *([cwd] if cwd is not None else []), *(["by region"] if regions else [])],
+        sort_keys=True).encode()).hexdigest()[:16]
     cached = Path(layout.trace_cache(wildcards.machine, wildcards.bench, wildcards.n, key))
+    # the files of a trace: its matrix, sidecar and, per region, its regions file
+    kept = [sidecar_path, *([regions_path] if regions else [])]
     with open(log, "w") as out:
-        if cached.is_file() and sidecar_path(cached).is_file():
+        if all(path(cached).is_file() for path in [Path, *kept]):
             print(f"same binary, command and tracer settings as the trace in {cached}: "
                   "its matrix is reused", file=out)
         else:
@@ -96,12 +111,13 @@ def _trace(config: dict, wildcards, binary: str, matrix: str, log: str) -> None:
                                 int(wildcards.n), matrix, tracing["tracer"],
                                 tracing["weight"], tracing["line_bytes"], env=env, stdout=out,
                                 stderr=out, timeout=tracing["timeout_s"], cwd=start,
-                                exit_status=config["benchmarks"][wildcards.bench]["exit_status"])
+                                exit_status=config["benchmarks"][wildcards.bench]["exit_status"],
+                                regions=regions_path(matrix) if regions else None)
             for warning in sidecar.get("warnings", []):
                 print(f"trace {wildcards.bench} t{wildcards.n}: WARNING: {warning}", flush=True)
             cached.parent.mkdir(parents=True, exist_ok=True)
-            for source, target in ((matrix, cached), (sidecar_path(matrix), sidecar_path(cached))):
-                shutil.copyfile(source, target)
+            for path in [Path, *kept]:
+                shutil.copyfile(path(matrix), path(cached))
             return
-    for source, target in ((cached, matrix), (sidecar_path(cached), sidecar_path(matrix))):
-        shutil.copyfile(source, target)
+    for path in [Path, *kept]:
+        shutil.copyfile(path(cached), path(matrix))

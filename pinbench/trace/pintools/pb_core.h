@@ -9,7 +9,8 @@
  *   - pb_fork_*: the parallel regions a thread is inside, from the OpenMP runtime's
  *     fork calls (the Valgrind and Pin tools; the tsan runtime asks the runtime);
  *   - pb_finish: merge the tables, compute the N x N matrix under one weight
- *     definition and write the CSV matrix and its JSON sidecar.
+ *     definition and write the CSV matrix and its JSON sidecar;
+ *   - pb_regions_write: the same per parallel region, and the list of regions.
  *
  * Plain C99 that also compiles as C++ (the Pin tool), with no library calls:
  * the including file defines, before including this header,
@@ -149,6 +150,7 @@ typedef struct pb_tbl {
     int shift;           /* 64 - bits */
     int line_shift;      /* log2 line bytes */
     uint32_t tid;        /* the thread these counts belong to */
+    uint32_t region;     /* the parallel region they were made in (tsan, per region; else 0) */
     uint64_t mask;       /* 2^bits - 1 */
     uint64_t used;       /* occupied entries (pages) */
     uint64_t limit;      /* grow beyond this (load factor 1/2) */
@@ -187,6 +189,7 @@ static void pb_tbl_init(pb_tbl *t, uint32_t tid, int line_shift, int bits)
     t->arena = 0;
     t->arena_left = 0;
     t->tid = tid;
+    t->region = 0;
     t->ev = 0;
     t->next = 0;
 }
@@ -691,6 +694,97 @@ static int pb_finish(pb_tbl *tables, uint64_t min_threads, pb_result *res, const
     PB_FREE(W, sizeof(uint64_t) * N * N);
     PB_FREE(rec, rec_bytes);
     return bad ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ per parallel region */
+
+/* Per region (the tsan runtime; the Valgrind tool): region k >= 1 is the k-th fork call
+ * site seen, region 0 what no followed fork call opened.  Beyond PB_MAX_REGIONS call sites
+ * the rest count as region 0. */
+#define PB_MAX_REGIONS 256
+typedef struct pb_region {
+    uintptr_t ra;                /* the return address of the fork call */
+    uint64_t instances, time_ns; /* how often it ran, and for how long in all */
+} pb_region;
+
+/* dst = base "." k ext */
+static void pb_path(char *dst, const char *base, int k, const char *ext)
+{
+    uint32_t n = 0;
+    for (; base[n]; n++)
+        dst[n] = base[n];
+    dst[n++] = '.';
+    char d[12];
+    int m = 0;
+    do
+        d[m++] = (char)('0' + k % 10);
+    while ((k /= 10) != 0);
+    while (m)
+        dst[n++] = d[--m];
+    for (; *ext; ext++)
+        dst[n++] = *ext;
+    dst[n] = 0;
+}
+
+/*
+ * Each region's matrix and sidecar (pb_finish over the tables of that region: `region` of
+ * every table) at `out`.<k>.csv and .json, and the list of regions at `out` (JSON: per
+ * region its call site's module and file address, as `module_of` finds them, instances,
+ * time and counted accesses).  Relinks the tables (call it after the whole program's
+ * matrix is written).  `out` must leave room for a suffix of 16 bytes in 4200.
+ */
+static int pb_regions_write(pb_tbl *tables, int nregions, const pb_region *regions,
+                            void (*module_of)(uintptr_t ra, const char **module, uintptr_t *bias),
+                            uint64_t min_threads, const pb_result *like, const char *out,
+                            uint64_t (*now_ns)(void), uint64_t start_ns)
+{
+    uint64_t ntab = 0;
+    for (pb_tbl *t = tables; t; t = t->next)
+        ntab++;
+    const uint64_t all_bytes = sizeof(pb_tbl *) * (ntab ? ntab : 1);
+    pb_tbl **all = (pb_tbl **)PB_ALLOC(all_bytes);
+    ntab = 0;
+    for (pb_tbl *t = tables; t; t = t->next)
+        all[ntab++] = t;
+    static char csv[4200], json[4200], tmp[4200];
+    pb_writer *o = (pb_writer *)PB_ALLOC(sizeof(pb_writer));
+    int bad = pb_out_open(o, out, tmp, sizeof tmp);
+    pb_puts(o, "{\n  \"tracer\": ");
+    pb_putjs(o, like->tracer);
+    pb_puts(o, ",\n  \"regions\": [");
+    for (int r = 1; r < nregions; r++) {
+        pb_tbl *list = 0;
+        for (uint64_t i = 0; i < ntab; i++)
+            if (all[i]->region == (uint32_t)r) {
+                all[i]->next = list;
+                list = all[i];
+            }
+        pb_path(csv, out, r, ".csv");
+        pb_path(json, out, r, ".json");
+        pb_result res = *like;
+        bad |= pb_finish(list, min_threads, &res, csv, json, 0, now_ns, start_ns);
+        const char *module = "";
+        uintptr_t bias = 0;
+        module_of(regions[r].ra, &module, &bias);
+        pb_puts(o, r > 1 ? ",\n    {\"module\": " : "\n    {\"module\": ");
+        pb_putjs(o, module);
+        pb_puts(o, ", \"address\": ");
+        pb_putu(o, regions[r].ra - bias);
+        pb_puts(o, ", \"instances\": ");
+        pb_putu(o, regions[r].instances);
+        pb_puts(o, ", \"time_ns\": ");
+        pb_putu(o, regions[r].time_ns);
+        pb_puts(o, ", \"accesses\": ");
+        pb_putu(o, res.accesses);
+        pb_puts(o, ", \"matrix\": ");
+        pb_putjs(o, csv);
+        pb_puts(o, "}");
+    }
+    pb_puts(o, "\n  ]\n}\n");
+    bad |= pb_out_close(o, tmp, out);
+    PB_FREE(o, sizeof(pb_writer));
+    PB_FREE(all, all_bytes);
+    return bad;
 }
 
 #endif /* PB_CORE_H */

@@ -29,7 +29,21 @@
  *     PINBENCH_TRACE_LINE     line size in bytes, power of two 8..4096 (default 64)
  *     PINBENCH_TRACE_THREADS  least matrix size N (default: highest thread id + 1)
  *     PINBENCH_TRACE_RAW      optional path for "line,thread,count" records
+ *     PINBENCH_TRACE_REGIONS  optional path: count per parallel region as well, and write
+ *                             there the list of regions (JSON), each region's matrix and
+ *                             sidecar beside it (PATH.<k>.csv, PATH.<k>.json)
  *   A bad value stops the program at start-up with one line on stderr, status 2.
+ * - Per region (PINBENCH_TRACE_REGIONS): the link flags send the program's calls of
+ *   libgomp's parallel entry points (GOMP_parallel and its loop, sections and reductions
+ *   forms) to the wrappers here (-Wl,--wrap=GOMP_parallel...), which call libgomp's
+ *   (__real_GOMP_parallel...; libomp's GOMP layer defines them too).  A region is
+ *   the return address of that call; the calling thread says which region is open (one
+ *   shared variable, read at every instrumented function entry, so nested regions count
+ *   towards the innermost one that was opened last), and a thread's tables are kept per
+ *   (region, OpenMP thread).  Each region's instances and wall time (the calling thread's,
+ *   from the call to its return) are counted.  Calls that do not go through these entry
+ *   points (clang's __kmpc_fork_call, a shared library's own regions) count outside any
+ *   region (region 0, not listed).
  * - The atomic operations are performed (sequentially consistent) and counted as
  *   a read (load), a write (store) or both (read-modify-write, exchange, CAS).
  *
@@ -39,6 +53,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <link.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -108,6 +123,13 @@ static uint64_t pb_start_ns;
 static pid_t pb_pid;
 static pb_tbl *pb_tables;   /* every table of the process (pushed with CAS) */
 
+/* per region (PINBENCH_TRACE_REGIONS; pb_core.h, pb_region): region 0 holds all when not */
+static const char *pb_regions_out;
+static int pb_region_now;   /* the region the innermost open fork call opened */
+static pb_region pb_regions[PB_MAX_REGIONS];
+static int pb_nregions = 1; /* regions known, region 0 included */
+static int pb_region_lock;
+
 /* pb_cur: the table of (this OS thread, its current OpenMP thread id), the one the
  * access path uses; it stays NULL when tracing is off, while the accesses do not
  * count and with weight=events, so that those cases take the slow path, which uses
@@ -127,12 +149,12 @@ static PB_TLS struct {
     int shift;
 } pb_fast = {pb_nowhere, 63};
 /* The thread's state as of its last instrumented function entry or exit:
- * PB_STATE(OpenMP thread id, whether its accesses count), or PB_UNKNOWN (ask at the
- * next access). */
-#define PB_STATE(tid, counts) ((tid) * 2 + (counts))
+ * PB_STATE(region, OpenMP thread id, whether its accesses count), or PB_UNKNOWN (ask at
+ * the next access). */
+#define PB_STATE(region, tid, counts) (((region) * PB_MAX_THREADS + (tid)) * 2 + (counts))
 #define PB_UNKNOWN (-1)
 static PB_TLS int pb_cur_state = PB_UNKNOWN;
-static PB_TLS pb_tbl **pb_mine;         /* this OS thread's tables by thread id */
+static PB_TLS pb_tbl ***pb_mine;        /* this OS thread's tables by region, thread id */
 /* instrumented call depth, and the states to give back at the exit of the functions
  * whose entry changed the state (innermost last; deeper changes are not given back) */
 #define PB_SAVED_MAX 64
@@ -240,6 +262,11 @@ static void pb_init_once(void)
     pb_raw = getenv("PINBENCH_TRACE_RAW");
     if (pb_raw && !*pb_raw)
         pb_raw = NULL;
+    pb_regions_out = getenv("PINBENCH_TRACE_REGIONS");
+    if (pb_regions_out && !*pb_regions_out)
+        pb_regions_out = NULL;
+    if (pb_regions_out && pb_strlen(pb_regions_out) + 16 > sizeof pb_json)
+        pb_die("PINBENCH_TRACE_REGIONS path too long:", pb_regions_out);
     pb_events = pb_weight == PB_WEIGHT_EVENTS;
     if (pb_events) {
         int bits = 47 - pb_shift - PB_LEAF_BITS;
@@ -264,22 +291,23 @@ static __attribute__((noinline)) pb_tbl *pb_switch(int state)
         pb_fast.shift = state == PB_UNKNOWN ? 63 : PB_NOT_COUNTED;
         return pb_cur = pb_mine_cur = NULL;
     }
-    int tid = state >> 1;
-    if (tid >= PB_MAX_THREADS)
-        tid = PB_MAX_THREADS - 1;
+    int tid = (state >> 1) % PB_MAX_THREADS, region = (state >> 1) / PB_MAX_THREADS;
     if (!pb_mine)
-        pb_mine = (pb_tbl **)PB_ALLOC(PB_MAX_THREADS * sizeof *pb_mine);
-    pb_tbl *t = pb_mine[tid];
+        pb_mine = (pb_tbl ***)PB_ALLOC(PB_MAX_REGIONS * sizeof *pb_mine);
+    if (!pb_mine[region])
+        pb_mine[region] = (pb_tbl **)PB_ALLOC(PB_MAX_THREADS * sizeof **pb_mine);
+    pb_tbl *t = pb_mine[region][tid];
     if (!t) {
         t = (pb_tbl *)PB_ALLOC(sizeof *t);
         pb_tbl_init(t, (uint32_t)tid, pb_shift, 8);
+        t->region = (uint32_t)region;
         if (pb_events)
             t->ev = (uint64_t *)PB_ALLOC(PB_MAX_THREADS * sizeof *t->ev);
         t->next = __atomic_load_n(&pb_tables, __ATOMIC_RELAXED);
         while (!__atomic_compare_exchange_n(&pb_tables, &t->next, t, 1, __ATOMIC_RELEASE,
                                             __ATOMIC_RELAXED))
             ;
-        pb_mine[tid] = t;
+        pb_mine[region][tid] = t;
     }
     pb_mine_cur = t;
     pb_cur = pb_events ? NULL : t;
@@ -289,11 +317,14 @@ static __attribute__((noinline)) pb_tbl *pb_switch(int state)
 }
 
 /* the state of this thread by the OpenMP runtime (a program without one: thread 0,
- * never inside a parallel region) */
+ * never inside a parallel region) and the region open now */
 static inline int pb_omp_state(void)
 {
     int tid = omp_get_thread_num ? omp_get_thread_num() : 0;
-    return PB_STATE(tid, pb_count == PB_COUNT_ALL || (omp_in_parallel && omp_in_parallel()));
+    if (tid >= PB_MAX_THREADS)
+        tid = PB_MAX_THREADS - 1;
+    return PB_STATE(__atomic_load_n(&pb_region_now, __ATOMIC_RELAXED), tid,
+                    pb_count == PB_COUNT_ALL || (omp_in_parallel && omp_in_parallel()));
 }
 
 /* the table this thread's accesses go to now, NULL when they do not count */
@@ -406,6 +437,141 @@ void pinbench_tsan_range(const void *a, size_t size) { pb_acc_range((uintptr_t)a
  * -fno-sanitize=thread, holds the runtime but calls it never */
 static int pb_instrumented;
 
+/* ------------------------------------------------------------------ per region: the fork calls */
+
+/* the region of fork call site `ra` (registered when new; 0 beyond PB_MAX_REGIONS) */
+static int pb_region_of(uintptr_t ra)
+{
+    int n = __atomic_load_n(&pb_nregions, __ATOMIC_ACQUIRE);
+    for (int r = 1; r < n; r++)
+        if (pb_regions[r].ra == ra)
+            return r;
+    while (__atomic_exchange_n(&pb_region_lock, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+    int r = 1;
+    n = pb_nregions;
+    while (r < n && pb_regions[r].ra != ra)
+        r++;
+    if (r == n && n < PB_MAX_REGIONS) {
+        pb_regions[r].ra = ra;
+        __atomic_store_n(&pb_nregions, n + 1, __ATOMIC_RELEASE);
+    } else if (r == n) {
+        r = 0;
+    }
+    __atomic_store_n(&pb_region_lock, 0, __ATOMIC_RELEASE);
+    return r;
+}
+
+/* a fork call from `ra` starts: open its region; returns the region it replaces (-1: not
+ * tracing per region) and the time in *t0 */
+static int pb_region_begin(void *ra, uint64_t *t0)
+{
+    if (PB_UNLIKELY(pb_state != 1 && pb_state != 2))
+        pb_init();
+    if (pb_state != 1 || !pb_regions_out)
+        return -1;
+    int prev = __atomic_load_n(&pb_region_now, __ATOMIC_RELAXED);
+    __atomic_store_n(&pb_region_now, pb_region_of((uintptr_t)ra), __ATOMIC_RELEASE);
+    *t0 = pb_now_ns();
+    return prev;
+}
+
+/* the fork call returned (its team joined): count the instance, give `prev` back */
+static void pb_region_end(int prev, uint64_t t0)
+{
+    if (prev < 0)
+        return;
+    int r = __atomic_load_n(&pb_region_now, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&pb_regions[r].instances, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&pb_regions[r].time_ns, pb_now_ns() - t0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pb_region_now, prev, __ATOMIC_RELEASE);
+}
+
+/* libgomp's parallel entry points (gcc; libomp's GOMP layer too), as the program calls
+ * them (-Wl,--wrap=NAME: pinbench/trace/build.py, TSAN_WRAPPED): each opens the region
+ * of its call site around libgomp's own, __real_NAME.  The references to __real_NAME
+ * also keep the OpenMP runtime among the program's libraries when it calls nothing else
+ * of it (gcc links libgomp --as-needed). */
+typedef void (*pb_fn)(void *);
+#define PB_FORK(ret, name, params, args)                                                 \
+    ret __real_##name params;                                                            \
+    PB_EXPORT ret __wrap_##name params                                                   \
+    {                                                                                    \
+        uint64_t t0 = 0;                                                                 \
+        int prev = pb_region_begin(__builtin_return_address(0), &t0);                    \
+        PB_CALL_##ret(__real_##name args);                                               \
+        pb_region_end(prev, t0);                                                         \
+        PB_RETURN_##ret;                                                                 \
+    }
+#define PB_CALL_void(call) call
+#define PB_RETURN_void return
+#define PB_CALL_unsigned(call) unsigned got = call
+#define PB_RETURN_unsigned return got
+#define PB_LOOP(name)                                                                    \
+    PB_FORK(void, name, (pb_fn fn, void *data, unsigned n, long start, long end, long incr, \
+                         long chunk, unsigned flags),                                    \
+            (fn, data, n, start, end, incr, chunk, flags))
+#define PB_LOOP_RUNTIME(name)                                                            \
+    PB_FORK(void, name, (pb_fn fn, void *data, unsigned n, long start, long end, long incr, \
+                         unsigned flags),                                                \
+            (fn, data, n, start, end, incr, flags))
+
+PB_FORK(void, GOMP_parallel, (pb_fn fn, void *data, unsigned n, unsigned flags),
+        (fn, data, n, flags))
+PB_FORK(unsigned, GOMP_parallel_reductions, (pb_fn fn, void *data, unsigned n, unsigned flags),
+        (fn, data, n, flags))
+PB_FORK(void, GOMP_parallel_sections,
+        (pb_fn fn, void *data, unsigned n, unsigned count, unsigned flags),
+        (fn, data, n, count, flags))
+PB_LOOP(GOMP_parallel_loop_static)
+PB_LOOP(GOMP_parallel_loop_dynamic)
+PB_LOOP(GOMP_parallel_loop_guided)
+PB_LOOP(GOMP_parallel_loop_nonmonotonic_dynamic)
+PB_LOOP(GOMP_parallel_loop_nonmonotonic_guided)
+PB_LOOP_RUNTIME(GOMP_parallel_loop_runtime)
+PB_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
+PB_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
+
+/* ------------------------------------------------------------------ per region: the output */
+
+/* where a code address lies: the module (its path; "" for the program) and its load bias */
+typedef struct pb_where {
+    uintptr_t pc;
+    const char *name;
+    uintptr_t bias;
+} pb_where;
+
+static int pb_where_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    pb_where *w = (pb_where *)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && w->pc >= lo && w->pc < lo + ph->p_memsz) {
+            w->name = info->dlpi_name;
+            w->bias = info->dlpi_addr;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* the module of a region's call site and its load bias (dl_iterate_phdr; the program
+ * itself is named by /proc/self/exe) */
+static void pb_region_module(uintptr_t ra, const char **module, uintptr_t *bias)
+{
+    static char exe[4096];
+    if (!exe[0]) {
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[len > 0 ? len : 0] = 0;
+    }
+    pb_where w = {ra, "", 0};
+    dl_iterate_phdr(pb_where_cb, &w);
+    *module = w.name && *w.name ? w.name : exe;
+    *bias = w.bias;
+}
+
 static void pb_atexit(void)
 {
     if (pb_state != 1 || getpid() != pb_pid)
@@ -424,8 +590,12 @@ static void pb_atexit(void)
     res.line_shift = pb_shift;
     res.instrumented = pb_instrumented;
     pb_tbl *tables = __atomic_load_n(&pb_tables, __ATOMIC_ACQUIRE);
+    pb_result like = res;
     if (pb_finish(tables, pb_min_threads, &res, pb_out, pb_json, pb_raw, pb_now_ns,
-                  pb_start_ns) != 0) {
+                  pb_start_ns) != 0 ||
+        (pb_regions_out && pb_regions_write(tables, pb_nregions, pb_regions, pb_region_module,
+                                            pb_min_threads, &like, pb_regions_out, pb_now_ns,
+                                            pb_start_ns) != 0)) {
         static const char msg[] = "pinbench-tsan: cannot write the matrix to ";
         pb_write_all(2, msg, sizeof msg - 1);
         pb_write_all(2, pb_out, pb_strlen(pb_out));

@@ -28,6 +28,14 @@
  *   --line-bytes=B      PINBENCH_TRACE_LINE     power of two 8..4096 (64)
  *   --threads=N         PINBENCH_TRACE_THREADS  least matrix size
  *   --raw=PATH          PINBENCH_TRACE_RAW      "line,thread,count" records
+ *   --regions=PATH      PINBENCH_TRACE_REGIONS  per parallel region too: the list of
+ *                                               regions, their matrices beside it
+ *
+ * Per region: a region is the return address of a fork call that opens one (read from
+ * the stack at the call's first instruction: the program's call site, also through the
+ * PLT); the region opened last and not yet closed is the one every thread's accesses
+ * count toward (nested regions: the innermost), each thread keeping a table per region;
+ * instances and Valgrind's wall time (milliseconds) per region.
  *
  * Built out of tree against Debian's valgrind package only (headers in
  * /usr/include/valgrind, libcoregrind and libvex in /usr/lib/x86_64-linux-gnu/valgrind);
@@ -99,6 +107,7 @@ static Int pb_close(Int fd)
 /* ------------------------------------------------------------------ options and state */
 
 static const HChar *clo_out, *clo_json, *clo_weight, *clo_line, *clo_threads, *clo_raw;
+static const HChar *clo_regions;
 
 static int pb_weight = PB_WEIGHT_COMMON, pb_count = PB_COUNT_PARALLEL, pb_shift = 6;
 static uint64_t pb_min_threads;
@@ -107,8 +116,10 @@ static uint64_t pb_start_ns;
 static Int pb_pid;
 
 typedef struct pb_thread {
-    pb_tbl *tbl;     /* its counts */
-    pb_forks forks;  /* the fork calls it is inside */
+    pb_tbl *tbl;        /* its counts (in region `region`) */
+    uint32_t region;
+    pb_tbl **by_region; /* per region (--regions): its tables, made on demand */
+    pb_forks forks;     /* the fork calls it is inside */
 } pb_thread;
 
 static pb_thread **pb_by_tid; /* by Valgrind ThreadId */
@@ -118,6 +129,20 @@ static pb_thread *pb_cur;     /* the running thread */
 static pb_tbl pb_shared;      /* weight=events: per line the two most recent sharers */
 static uint64_t pb_regions;   /* parallel regions open now, in all threads */
 static uint64_t pb_watch_sp = ~UINT64_C(0); /* the running thread's pb_fork_watch */
+
+/* per region (--regions; pb_core.h, pb_region): the regions seen, the one open now, and
+ * the regions open, innermost last, with the region each replaced and when it opened */
+static pb_region pb_rg[PB_MAX_REGIONS];
+static const HChar *pb_rg_module[PB_MAX_REGIONS]; /* each call site's module ... */
+static uintptr_t pb_rg_bias[PB_MAX_REGIONS];      /* ... and its load bias */
+static int pb_nrg = 1;
+static uint32_t pb_region_now;
+#define PB_OPEN_MAX 64
+static struct {
+    uint32_t prev;
+    uint64_t t0;
+} pb_open_rg[PB_OPEN_MAX];
+static int pb_nopen;
 
 static uint64_t pb_now_ns(void)
 {
@@ -132,6 +157,7 @@ static Bool pb_process_cmd_line_option(const HChar *arg)
     else if VG_STR_CLO(arg, "--line-bytes", clo_line) {}
     else if VG_STR_CLO(arg, "--threads", clo_threads) {}
     else if VG_STR_CLO(arg, "--raw", clo_raw) {}
+    else if VG_STR_CLO(arg, "--regions", clo_regions) {}
     else
         return False;
     return True;
@@ -146,7 +172,8 @@ static void pb_print_usage(void)
         "                          [" PB_WEIGHT_DEFAULT "]\n"
         "    --line-bytes=B        cache line size, power of two 8..4096 [64]\n"
         "    --threads=N           least matrix size [highest thread + 1]\n"
-        "    --raw=PATH            also write line,thread,count records\n");
+        "    --raw=PATH            also write line,thread,count records\n"
+        "    --regions=PATH        also per parallel region: their list, matrices beside it\n");
 }
 
 static void pb_print_debug_usage(void) {}
@@ -184,6 +211,9 @@ static void pb_post_clo_init(void)
     if (!clo_out)
         pb_bad("output: give --out=PATH or PINBENCH_TRACE_OUT", "");
     clo_raw = pb_opt(clo_raw, "PINBENCH_TRACE_RAW");
+    clo_regions = pb_opt(clo_regions, "PINBENCH_TRACE_REGIONS");
+    if (clo_regions && VG_(strlen)(clo_regions) + 16 > 4200)
+        pb_bad("regions path (too long)", clo_regions);
     const HChar *json = pb_opt(clo_json, "PINBENCH_TRACE_JSON");
     const HChar *src = json ? json : clo_out;
     SizeT n = VG_(strlen)(src);
@@ -250,29 +280,101 @@ static pb_thread *pb_running(void)
     return pb_cur ? pb_cur : (pb_cur = pb_thread_of(VG_(get_running_tid)()));
 }
 
+static void pb_regions_closed(int closed);
+
 /* a thread that exits inside fork calls leaves them */
 static void pb_thread_exit(ThreadId tid)
 {
-    if (tid < pb_ntid && pb_by_tid[tid])
-        pb_regions -= pb_fork_leave(&pb_by_tid[tid]->forks, ~UINT64_C(0));
+    if (tid < pb_ntid && pb_by_tid[tid]) {
+        int closed = pb_fork_leave(&pb_by_tid[tid]->forks, ~UINT64_C(0));
+        pb_regions -= closed;
+        pb_regions_closed(closed);
+    }
 }
 
 /* ------------------------------------------------------------------ parallel regions */
+
+/* the region of fork call site `ra`, registered with its module when new (0 beyond
+ * PB_MAX_REGIONS) */
+static uint32_t pb_region_of(uintptr_t ra)
+{
+    for (int r = 1; r < pb_nrg; r++)
+        if (pb_rg[r].ra == ra)
+            return (uint32_t)r;
+    if (pb_nrg == PB_MAX_REGIONS)
+        return 0;
+    DebugInfo *di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), ra);
+    pb_rg[pb_nrg].ra = ra;
+    pb_rg_module[pb_nrg] = di ? VG_(strdup)("pinbench.module", VG_(DebugInfo_get_filename)(di))
+                              : "";
+    pb_rg_bias[pb_nrg] = di ? (uintptr_t)VG_(DebugInfo_get_text_bias)(di) : 0;
+    return (uint32_t)pb_nrg++;
+}
+
+static void pb_region_module(uintptr_t ra, const char **module, uintptr_t *bias)
+{
+    for (int r = 1; r < pb_nrg; r++)
+        if (pb_rg[r].ra == ra) {
+            *module = pb_rg_module[r];
+            *bias = pb_rg_bias[r];
+        }
+}
+
+/* `closed` regions closed (their calls returned): count their instances and time */
+static void pb_regions_closed(int closed)
+{
+    for (; closed > 0 && clo_regions && pb_nopen; closed--) {
+        pb_nopen--;
+        pb_rg[pb_region_now].instances++;
+        pb_rg[pb_region_now].time_ns += pb_now_ns() - pb_open_rg[pb_nopen].t0;
+        pb_region_now = pb_open_rg[pb_nopen].prev;
+    }
+}
 
 /* the running thread is at the first instruction of fork call k */
 static VG_REGPARM(3) void pb_fork_entered(HWord k, HWord sp, HWord arg3)
 {
     pb_thread *th = pb_running();
-    pb_regions += pb_fork_enter(&th->forks, (int)k, sp, arg3);
+    int opened = pb_fork_enter(&th->forks, (int)k, sp, arg3);
+    pb_regions += opened;
     pb_watch_sp = pb_fork_watch(&th->forks);
+    if (opened && clo_regions && pb_nopen < PB_OPEN_MAX) {
+        pb_open_rg[pb_nopen].prev = pb_region_now;
+        pb_open_rg[pb_nopen].t0 = pb_now_ns();
+        pb_nopen++;
+        pb_region_now = pb_region_of(*(const uintptr_t *)sp); /* the return address */
+    }
 }
 
 /* the running thread's stack pointer is above pb_watch_sp at a superblock's start */
 static VG_REGPARM(1) void pb_fork_returned(HWord sp)
 {
     pb_thread *th = pb_running();
-    pb_regions -= pb_fork_leave(&th->forks, sp);
+    int closed = pb_fork_leave(&th->forks, sp);
+    pb_regions -= closed;
+    pb_regions_closed(closed);
     pb_watch_sp = pb_fork_watch(&th->forks);
+}
+
+/* the table of thread `th` in the region open now (made on demand) */
+static pb_tbl *pb_region_table(pb_thread *th)
+{
+    if (!th->by_region) {
+        th->by_region = (pb_tbl **)pb_calloc(PB_MAX_REGIONS * sizeof *th->by_region);
+        th->by_region[th->region] = th->tbl;
+    }
+    pb_tbl *t = th->by_region[pb_region_now];
+    if (!t) {
+        t = th->by_region[pb_region_now] = (pb_tbl *)pb_calloc(sizeof *t);
+        pb_tbl_init(t, th->tbl->tid, pb_shift, 8);
+        t->region = pb_region_now;
+        if (pb_weight == PB_WEIGHT_EVENTS)
+            t->ev = (uint64_t *)pb_calloc(PB_MAX_THREADS * sizeof *t->ev);
+        t->next = pb_tables;
+        pb_tables = t;
+    }
+    th->region = pb_region_now;
+    return th->tbl = t;
 }
 
 /* at a superblock's start: if SP > pb_watch_sp, call pb_fork_returned(SP) */
@@ -314,7 +416,8 @@ static VG_REGPARM(2) void pb_access(Addr a, SizeT size)
 {
     if (pb_count == PB_COUNT_PARALLEL && !pb_regions)
         return;
-    pb_tbl *t = pb_running()->tbl;
+    pb_thread *th = pb_running();
+    pb_tbl *t = th->region == pb_region_now ? th->tbl : pb_region_table(th);
     uint64_t line = a >> pb_shift, last = (a + (size ? size : 1) - 1) >> pb_shift;
     for (;; line++) {
         if (pb_weight == PB_WEIGHT_EVENTS) {
@@ -444,9 +547,14 @@ static void pb_fini(Int exitcode)
                     "(GOMP_parallel*, __kmpc_fork_call, ...) not asked for a team of one");
     res.line_shift = pb_shift;
     res.instrumented = -1; /* every instruction is seen: nothing compiled in */
+    pb_result like = res;
     if (pb_finish(pb_tables, pb_min_threads, &res, clo_out, pb_json, clo_raw, pb_now_ns,
                   pb_start_ns) != 0)
         VG_(umsg)("pinbench: cannot write the matrix to %s\n", clo_out);
+    if (clo_regions && pb_regions_write(pb_tables, pb_nrg, pb_rg, pb_region_module,
+                                        pb_min_threads, &like, clo_regions, pb_now_ns,
+                                        pb_start_ns) != 0)
+        VG_(umsg)("pinbench: cannot write the regions to %s\n", clo_regions);
 }
 
 static void pb_pre_clo_init(void)

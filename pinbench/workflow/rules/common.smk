@@ -24,6 +24,7 @@ try:
     from pinbench.workflow import optional, places, rule_bodies, rule_settings, snakemake_adapter
     from pinbench.workflow import tracecache
     from pinbench.workflow.building import generated_files
+    from pinbench.place.registry import rebound
     from pinbench.stats import analyse as stats_analysis, explain as stats_explain
     from pinbench.stats import models as stats_models
 except ImportError as exc:
@@ -66,7 +67,6 @@ for name, problem in places.unreachable(MACHINES.values()).items():
 PLACES = places.places(MACHINES.values())
 LAYOUT = Layout.of(config["campaign"])
 PY = shlex.quote(sys.executable)
-STRATEGIES = config["strategies"]
 MEASURED = [m for m in MACHINES.values() if m.measure]
 PLANNED = [m for m in MACHINES.values() if not m.measure]
 LEFT_OUT |= optional.left_out(config, MACHINES.values())
@@ -78,9 +78,14 @@ if "explain" in LEFT_OUT:
     config["explain"] = None
 if "metric" in LEFT_OUT:
     config["metric"] = "time"
+if "rebind" in LEFT_OUT:
+    config["strategies"] = [s for s in config["strategies"] if not rebound(s)]
+STRATEGIES = config["strategies"]
 TRACING = campaign.traces(config) and "tracing" not in LEFT_OUT
 #: Why the campaign's cells have no affinity matrix when its tracer is missing (None: traced).
 UNTRACED = LEFT_OUT["tracing"].why if "tracing" in LEFT_OUT else None
+#: Whether the traces are made per parallel region too (a per-region strategy is listed).
+PER_REGION = TRACING and tracecache.per_region(config)
 EXPLAIN = bool(config["explain"])
 # the measure rule's second output: the explained runs (OMPT), when the campaign asks
 EXPLAINED_OUTPUT = (
@@ -128,10 +133,14 @@ def traced_binary(wildcards):
 
 
 def placement_inputs(wildcards):
-    """The topology, and the affinity matrix when the campaign traces."""
+    """The topology, and the affinity matrix when the campaign traces; per region, also the
+    traced and the measured binary (the regions' keys are carried from one to the other)."""
     inputs = {"topology": LAYOUT.topology(wildcards.machine)}
     if TRACING:
         inputs["matrix"] = LAYOUT.matrix(wildcards.machine, wildcards.bench, wildcards.n)
+    if PER_REGION:
+        inputs["traced"] = traced_binary(wildcards)
+        inputs["binary"] = LAYOUT.binary(wildcards.machine, wildcards.bench)
     return inputs
 
 

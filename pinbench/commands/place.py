@@ -2,7 +2,8 @@
 
     pinbench place --topology (auto | FILE.xml | "synthetic string") \\
         [--matrix m.csv] [--threads N] --strategy NAME [NAME ...] \\
-        [--sockets K] [--seed S] [--repetitions R] [--json | --outdir DIR]
+        [--sockets K] [--seed S] [--repetitions R] [--regions t<N>.regions.json]
+        [--json | --outdir DIR]
 
 N, the number of threads, is the matrix's size (or ``--threads`` when no
 strategy needs a matrix). For one strategy it prints the thread -> PU list
@@ -17,24 +18,26 @@ or, with ``--json``, one such object per strategy. ``--outdir DIR``
 writes each strategy's placement file (:mod:`pinbench.results.placements`)
 to ``DIR/<strategy>.json`` instead, ``random`` with ``--repetitions`` draws,
 and prints one line per strategy. ``--sockets K`` runs ``lpgp`` and ``gplp``
-on K sockets (the same as ``lpgp-K``). Errors (unknown strategy, unusable
-matrix or topology, more threads than placeable PUs) print one line on
+on K sockets (the same as ``lpgp-K``). ``--regions`` gives the per-region trace that
+``per-region`` and ``phase-weighted`` place by (:mod:`pinbench.place.per_region`; ``all``
+leaves them out). Errors (unknown strategy, unusable
+matrix, regions file or topology, more threads than placeable PUs) print one line on
 stderr and exit with status 2.
 """
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
-from pinbench.graph.matrix import MatrixError, read_matrix
+from pinbench.commands.conventions import json_option, print_json
+from pinbench.graph.matrix import read_matrix
 from pinbench.place.domains import PlacementError
 from pinbench.place.record import core_sharing, make_placement, ranked
 from pinbench.place.registry import NAMES, STRATEGIES, parse_strategy
 from pinbench.place.study import Memo
 from pinbench.results.placements import Placement, omp_places, shared_levels, write_placement
-from pinbench.topology import Topology, TopologyError, load
+from pinbench.results.regions import read_regions
+from pinbench.topology import Topology, load
 
 SOCKET_VARIANTS = tuple(name for name, strategy in STRATEGIES.items() if strategy.takes_sockets)
 
@@ -100,13 +103,14 @@ def _print_table(topo: Topology, placements: list[Placement], threads: int) -> N
               f"{place:>5}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Place threads on a machine, report the objective J, or write placement files."""
-    parser = argparse.ArgumentParser(prog="pinbench place", description=main.__doc__)
+def arguments(parser: argparse.ArgumentParser, name: str) -> None:
+    """The topology, the strategies, and the matrix or the thread count."""
     parser.add_argument("--topology", required=True,
                         help='"auto", an hwloc XML file, or an hwloc synthetic description')
     parser.add_argument("--matrix", help="affinity matrix, N x N CSV")
     parser.add_argument("--threads", type=int, help="N, when no matrix is given")
+    parser.add_argument("--regions", help="the per-region trace (t<N>.regions.json), for "
+                                          "per-region and phase-weighted")
     parser.add_argument("--strategy", "--strategies", dest="strategies", nargs="+", required=True,
                         help='strategy names, or "all"')
     parser.add_argument("--sockets", type=int, help="sockets used by lpgp and gplp")
@@ -114,27 +118,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repetitions", type=int, default=1,
                         help="placements drawn by random (with --outdir)")
     output = parser.add_mutually_exclusive_group()
-    output.add_argument("--json", action="store_true", help="print JSON")
+    json_option(output)
     output.add_argument("--outdir", type=Path, help="write DIR/<strategy>.json")
-    args = parser.parse_args(argv)
-    try:
-        if args.sockets is not None and args.sockets < 1:
-            raise PlacementError("--sockets must be at least 1")
-        if args.repetitions < 1:
-            raise PlacementError("--repetitions must be at least 1")
-        names = strategy_names(args.strategies, args.sockets)
-        matrix = None if args.matrix is None else read_matrix(args.matrix)
-        if matrix is None and args.threads is None:
-            raise PlacementError("give --matrix (N is its size) or --threads N")
-        threads = len(matrix) if args.threads is None else args.threads
-        topo = load(args.topology)
-        memo = Memo()  # the strategies share their matching, partitions and study placements
-        placements = [make_placement(topo, name, threads, args.seed, args.repetitions, matrix,
-                                     memo=memo)
-                      for name in names]
-    except (TopologyError, MatrixError, PlacementError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """Place threads on a machine, report the objective J, or write placement files."""
+    if args.sockets is not None and args.sockets < 1:
+        raise PlacementError("--sockets must be at least 1")
+    if args.repetitions < 1:
+        raise PlacementError("--repetitions must be at least 1")
+    names = strategy_names(args.strategies, args.sockets)
+    matrix = None if args.matrix is None else read_matrix(args.matrix)
+    regions = None if args.regions is None else read_regions(args.regions)
+    if matrix is None and args.threads is None:
+        raise PlacementError("give --matrix (N is its size) or --threads N")
+    threads = len(matrix) if args.threads is None else args.threads
+    topo = load(args.topology)
+    memo = Memo()  # the strategies share their matching, partitions and study placements
+    placements = [make_placement(topo, name, threads, args.seed, args.repetitions, matrix,
+                                 memo=memo, regions=regions)
+                  for name in names]
     single = args.strategies != ["all"] and len(names) == 1
     if args.outdir is not None:
         args.outdir.mkdir(parents=True, exist_ok=True)
@@ -143,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             print(placement.line())
     elif args.json:
         found = [summary(topo, placement) for placement in placements]
-        print(json.dumps(found[0] if single else {f["strategy"]: f for f in found}))
+        print_json(found[0] if single else {f["strategy"]: f for f in found})
     elif single:
         _print_one(topo, placements[0], threads)
     else:
