@@ -48,23 +48,27 @@ def private_machine_lock(tmp_path_factory) -> None:
 
 
 def campaign_command(work: Path, *args: str, campaign: Path | None = None,
-                     plain: bool = False) -> list[str]:
+                     plain: bool = False, verbosity: str = "-v") -> list[str]:
     """The command that runs the campaign ``campaign`` (default ``work/campaign.yaml``) with
     its results in ``work``, as a user does: ``pinbench run`` (``plain``: the repository's
     Snakefile through plain ``snakemake``), started in the repository, so relative paths of
-    a campaign are read from there; ``args``: Snakemake options and targets."""
+    a campaign are read from there; ``args``: Snakemake options and targets. ``verbosity``:
+    ``-v`` (every job's lines, which the tests read, and Snakemake's listing), "" (the
+    default terminal: tests/test_terminal.py) or ``-q``."""
     campaign = campaign or work / "campaign.yaml"
     if plain:
         return [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(work),
                 "--configfile", str(campaign), *args]
     return [sys.executable, "-m", "pinbench", "run", str(campaign), "--directory", str(work),
-            *args]
+            *([verbosity] if verbosity else []), *args]
 
 
 def run_campaign(work: Path, *args: str, campaign: Path | None = None, plain: bool = False,
-                 timeout: float = 900, **kwargs) -> subprocess.CompletedProcess:
+                 timeout: float = 900, verbosity: str = "-v",
+                 **kwargs) -> subprocess.CompletedProcess:
     """:func:`campaign_command` run to its end, its output captured as text."""
-    return subprocess.run(campaign_command(work, *args, campaign=campaign, plain=plain),
+    return subprocess.run(campaign_command(work, *args, campaign=campaign, plain=plain,
+                                           verbosity=verbosity),
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT, **kwargs)
 
 

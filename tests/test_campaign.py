@@ -8,7 +8,7 @@ import yaml
 from conftest import ROOT, run_campaign
 
 from pinbench.stats.decisions import DECISIONS
-from pinbench.workflow import campaign
+from pinbench.workflow import campaign, jobsettings
 
 
 def base() -> dict:
@@ -111,6 +111,8 @@ DELETE = object()
     (("stopping",), {"policy": "precision", "min": 2}, "stopping.min: 2 is less than the minimum of 6"),
     (("stopping",), {"min": 5}, "stopping: 'policy' is a required property"),
     (("quiet",), {"threshold": 0}, "quiet.threshold: 0 is less than or equal to the minimum of 0"),
+    (("quiet",), {"busy_s": -1}, "quiet.busy_s: -1 is less than the minimum of 0"),
+    (("design",), "adaptive", "design: 'adaptive' is not one of ['fixed', 'sequential']"),
     (("surprise",), 1, "Additional properties are not allowed ('surprise' was unexpected)"),
     (("threads",), [0], "threads.0: 0 is less than the minimum of 1"),
     (("threads",), [9], "threads: 9 threads exceed the "),
@@ -278,6 +280,25 @@ def test_declared_inputs_and_tree_are_what_the_build_reads_and_writes():
     assert campaign.build_command(loaded, "spin", "/o").startswith(f"cd {ROOT}/tests/data && ")
     assert campaign.build_command(loaded, "spin", "/b/x.traced", ("-T", "-L")).startswith(
         "cd /b/x.traced.tree && ")
+
+
+def test_the_design_is_fixed_by_default_and_sequential_decides_at_alpha_over_the_report():
+    """4 strategies, 1 benchmark, 1 thread count on the one measured machine (the study's is
+    only planned): 3 tests in the report, each comparison decided at 0.05 / 3."""
+    config, machines = load(base())
+    assert config["design"] == "fixed" and jobsettings.sequential_design(config, 3) is None
+    config, machines = load(base() | {"design": "sequential"})
+    tests = campaign.report_tests(config, machines)
+    assert tests == 3
+    settings = jobsettings.job_settings(config, "local", "spin", 1, "bin/spin", (1,),
+                                        report_tests=tests)
+    assert settings.sequential == {"baseline": "os", "spending": "obf",
+                                   "alpha": pytest.approx(0.05 / 3)}
+    assert "sequential" not in jobsettings.job_settings(config | {"design": "fixed"}, "local",
+                                                        "spin", 1, "bin/spin").to_json()
+    with pytest.raises(campaign.ConfigError, match="stopping: the sequential design stops each "
+                                                   "cell on its verdict"):
+        load(base() | {"design": "sequential", "stopping": {"policy": "precision"}})
 
 
 def test_too_few_repetitions_to_find_any_winner_are_said_before_measuring():

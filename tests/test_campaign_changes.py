@@ -40,9 +40,10 @@ MESSAGES = re.compile(r"Job \d+: (build|trace|measure) ([^\s:]+)( for tracing)?"
 
 
 def pinbench(work: Path, *args: str) -> subprocess.CompletedProcess:
-    """``pinbench run campaign.yaml ARGS`` in the project ``work``, with a machine lock of its own."""
+    """``pinbench run campaign.yaml -v ARGS`` in the project ``work``, with a machine lock of
+    its own (``-v``: Snakemake's listing of the jobs, which the tests read)."""
     env = os.environ | {"PINBENCH_LOCK": str(work / "machine.lock")}
-    return subprocess.run([sys.executable, "-m", "pinbench", "run", "campaign.yaml", *args],
+    return subprocess.run([sys.executable, "-m", "pinbench", "run", "campaign.yaml", "-v", *args],
                           cwd=work, env=env, capture_output=True, text=True, timeout=600)
 
 

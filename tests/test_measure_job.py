@@ -10,6 +10,7 @@ import time
 import pytest
 from test_launcher import TWO_PUS, job, placement
 
+import pinbench.measure.job as measuring
 from pinbench.measure import legacy, outputs
 from pinbench.measure.job import run_job
 from pinbench.measure.journal import Journal
@@ -36,7 +37,7 @@ def test_identical_placements_are_measured_once_and_named(spin_binaries, tmp_pat
     assert {r.stands_for for r in records if r.strategy == "compact"} == {"scatter"}
     assert any("compact, scatter place the threads identically" in line for line in said)
     assert read_runs([tmp_path / "t.csv"]) == records
-    assert not any("measuring anyway" in line for line in said)  # max_wait_s 0: no waiting
+    assert all(r.quiet_wait_s == 0 for r in records)  # max_wait_s 0: no waiting
     header = json.loads((tmp_path / "j.jsonl").read_text().splitlines()[0])
     assert header["timer"] == TIMER  # how these runs were timed
 
@@ -98,22 +99,41 @@ def test_a_run_beside_a_cpu_burner_is_waited_for_or_marked(spin_binaries, tmp_pa
     try:
         time.sleep(0.3)
         spec = job(spin_binaries["gcc"], PLACEMENTS, argv=[str(spin_binaries["gcc"]), "300"],
-                   repetitions=2, quiet={"threshold": 0.1, "max_wait_s": 0.5})
+                   repetitions=2, quiet={"threshold": 0.1, "max_wait_s": 0.5, "busy_s": 0.1})
         said = []
         records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv",
                           str(tmp_path / "lock"), said.append)
     finally:
         for burner in burners:
             burner.kill()
-    assert all(r.quiet_wait_s >= 0.5 or (r.other_cpu or 0) > 0.1 for r in records)
-    [_] = [line for line in said if "measuring anyway" in line]  # once per job, then the total
-    [total] = [line for line in said if "measured on a busy machine, after waiting" in line]
-    assert total.endswith("in all for it to be quiet")
+    assert any(r.quiet_wait_s >= 0.5 for r in records)  # busy for longer than busy_s: a wait
+    [total] = [line for line in said if "waited" in line]  # once per job, at its end
+    assert "runs measured while other processes used more than 10% of the CPUs" in total
     assert max(r.other_cpu for r in records if r.other_cpu is not None) > 0.1
     [verdict], _ = verdict_tables(records, "os", 0.05, quiet_threshold=0.1)
     assert verdict["noisy_runs"] >= 1
     journaled = [json.loads(line) for line in (tmp_path / "j.jsonl").read_text().splitlines()[1:]]
     assert {"other_cpu", "quiet_wait_s", "stands_for"} <= set(journaled[0])
+
+
+def test_a_busy_machine_is_waited_for_only_after_busy_s_and_said_once(monkeypatch, tmp_path):
+    """Runs of about 1 s, each with others using half the CPUs: measured under that load, a
+    wait (at most max_wait_s) only once 2.5 s of them went by in a row, said once at the end."""
+    from test_sequential import planted
+
+    monkeypatch.setattr(measuring, "measure_one", planted({}, other_cpu=0.5))
+    monkeypatch.setattr(measuring, "wait_until_quiet", lambda threshold, most, check: (0.25, True))
+    spec = job("/bin/true", PLACEMENTS, repetitions=4,
+               quiet={"threshold": 0.1, "max_wait_s": 1.0, "busy_s": 2.5})
+    said = []
+    records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
+                      said.append)
+    # every third run: 3 runs of about 1 s make 2.5 s busy (none before the first run)
+    assert [r.quiet_wait_s for r in records] == [0.25 * (k in (3, 6, 9)) for k in range(12)]
+    [line] = [line for line in said if "waited" in line]
+    assert line.startswith("[local spin t2] 12 runs measured while other processes used more "
+                           "than 10% of the CPUs (marked L); waited")
+    assert "(3 waits, each after 2.5 s busy" in line
 
 
 def test_a_job_with_the_stopping_rule_stops_once_every_median_is_known(spin_binaries, tmp_path):

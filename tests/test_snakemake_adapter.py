@@ -18,7 +18,8 @@ from snakemake.settings.enums import PersistenceBackend
 from snakemake.settings.types import WorkflowSettings
 from snakemake.workflow import Workflow
 
-from pinbench.workflow.snakemake_adapter import STATE_DIR, clear_stale_locks
+from pinbench.workflow.snakemake_adapter import STATE_DIR, clear_stale_locks, use_logger
+from pinbench.workflow.snakemake_logger import LogHandler
 
 #: The ``Workflow`` properties the adapter reads.
 WORKFLOW_PROPERTIES = ("scheduler", "dag", "dryrun", "is_main_process", "overwrite_configfiles",
@@ -160,3 +161,16 @@ def test_a_slurm_job_step_clears_nothing(tmp_path, monkeypatch):
     persistence._write_locks("output", ["out.txt"])
     assert clear_stale_locks(tmp_path / STATE_DIR) is False
     assert list(persistence._read_locks()) == [("output", "out.txt")]
+
+
+def test_snakemake_offers_the_plugin_by_its_name():
+    """Pins :func:`use_logger`'s assumption: a plugin registered with the
+    interface's registry is one `--logger` of Snakemake's command line accepts."""
+    from snakemake.cli import get_argument_parser
+    from snakemake_interface_logger_plugins.registry import LoggerPluginRegistry
+
+    assert use_logger() == ["--logger", "pinbench"]
+    plugin = LoggerPluginRegistry().get_plugin("pinbench")
+    assert plugin.log_handler is LogHandler
+    args = get_argument_parser().parse_args(["--logger", "pinbench"])
+    assert args.logger == ["pinbench"]

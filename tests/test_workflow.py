@@ -1,4 +1,5 @@
 """Tiny campaigns through the real `snakemake`: plan, run, failures, kill and resume, lint."""
+import contextlib
 import csv
 import json
 import os
@@ -78,7 +79,7 @@ def test_tiny_campaign_end_to_end(tmp_path, cc):
     assert plan.returncode == 0, plan.stderr
     assert "measure" in plan.stdout and "This was a dry-run" in plan.stdout
 
-    run = run_campaign(work)
+    run = run_campaign(work, verbosity="")  # the default terminal (assert_default_terminal)
     # every run of `crash` fails: the campaign fails in one line, keeping results and report
     assert run.returncode == 1, run.stderr[-3000:]
     [failed] = [line for line in run.stderr.splitlines() if line.startswith("campaign failed")]
@@ -111,7 +112,7 @@ def test_tiny_campaign_end_to_end(tmp_path, cc):
     assert all(r["other_cpu"] == "" or 0 <= float(r["other_cpu"]) <= 1 for r in rows)
 
     summary = (results / "summary.txt").read_text()
-    assert f"FAILED {len(crash)} x here/crash/t" in summary and summary in run.stdout
+    assert f"FAILED {len(crash)} x here/crash/t" in summary and summary not in run.stdout
     cells = {(c["benchmark"], c["strategy"]): c for c in read_csv(results / "stats" / "cells.csv")}
     assert len(cells) == 2 * len(STRATEGIES)
     assert cells[("spin", "compact")]["mean_test"] in ("student", "welch", "not applied")
@@ -119,7 +120,7 @@ def test_tiny_campaign_end_to_end(tmp_path, cc):
     tables = read_csv(results / "stats" / "summary.csv")
     assert [(t["machine"], t["strategy"], t["benchmarks"]) for t in tables] == [
         ("here", s, "1") for s in ["os", "compact", "random", "scatter"]]
-    assert (results / "stats" / "summary.txt").read_text() in run.stdout
+    assert_default_terminal(run, threads, merged)
     plan_text = (results / "nehalem" / "plan.txt").read_text()
     assert "compact: 0 2 4 6 1 3 5 7" in plan_text and "scatter: 0 1 2 3 4 5 6 7" in plan_text
     assert (results / "nehalem" / "placements" / "spin" / "t8" / "random.json").exists()
@@ -128,9 +129,97 @@ def test_tiny_campaign_end_to_end(tmp_path, cc):
 
     journal = results / "here" / "journal" / "spin" / f"t{threads}.jsonl"
     before = journal.read_text()
-    again = run_campaign(work)
+    again = run_campaign(work)  # -v: Snakemake's own lines too ("Nothing to be done")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
     assert journal.read_text() == before
+    if cc == COMPILERS[0]:
+        assert_quiet_and_live(work)
+
+
+#: The lines of a campaign's closing block, by their start.
+CLOSING = ("time by stage (jobs' wall time, this call): ", "where the call's ", "campaign: ",
+           "machine here is flat (", "results: ", "report: ", "campaign failed: ")
+
+
+def closing_line(line: str) -> bool:
+    """Whether ``line`` is one of a closing block: :data:`CLOSING`, or a part of the
+    campaign left out (an optional tool missing here)."""
+    return line.startswith(CLOSING) or bool(re.match(r"[\w ]+ left out: ", line))
+#: Snakemake's one line before its logging starts, when a profile gives its defaults.
+PROFILE = "Using workflow specific profile"
+
+
+def assert_default_terminal(run: subprocess.CompletedProcess, threads: str,
+                            merged: set[str]) -> None:
+    """The tiny campaign's default output: a header, no line of Snakemake's listing nor of a
+    job's progress, one line per cell with its verdict, each experiment once, each warning
+    once (with the count of jobs that said it), the closing block last; 50 lines at most."""
+    out = run.stdout.splitlines()
+    lines = out + run.stderr.splitlines()
+    assert len(lines) <= 50, run.stdout + run.stderr
+    assert out[0] == "pinbench run: campaign tiny; machines: here (measured), nehalem (planned)"
+    assert out[1].startswith("cells: 2 (2 benchmark(s) x 1 thread count(s)) x 4 strategies x "
+                             "3 runs: up to 24 runs")
+    assert not any(re.search(r"localrule|Finished jobid|Job stats|\d+/\d+ runs \(", line)
+                   for line in lines)
+    assert [line for line in out if line.startswith(f"  here crash t{threads}: ")] == [
+        f"  here crash t{threads}: 3 runs, 3 failed; no verdict: too few usable runs"]
+    [spin] = [line for line in out if line.startswith(f"  here spin t{threads}: ")]
+    assert spin.startswith(f"  here spin t{threads}: {3 * (len(STRATEGIES) - len(merged))} "
+                           "runs, 0 failed; ")
+    [experiments] = [line for line in out if line.startswith(f"  here t{threads}: ")]
+    assert all(experiments.count(s) == 1 for s in STRATEGIES), experiments
+    assert "tables: results/tiny/nehalem/plan.txt, results/tiny/summary.txt, " \
+        "results/tiny/stats/summary.txt" in out
+    stopped = [line for line in lines if "runs all failed alike" in line]
+    assert stopped == [f"[here crash t{threads}] the first 3 runs all failed alike (exit status "
+                       "3): stopping, 6 runs not measured (fix the program; pinbench remeasure "
+                       "measures the cell again)"]
+    uncounted = [line for line in lines if "counters not counted on this machine" in line]
+    assert uncounted == [] or (len(uncounted) == 1 and uncounted[0].endswith(" (2 jobs)"))
+    assert [line for line in set(lines) if line.strip() and lines.count(line) > 1] == []
+    closing = out[out.index(next(line for line in out if line.startswith(CLOSING[0]))):]
+    assert [closing_line(line) for line in closing] == [True] * len(closing), closing
+    assert closing[-2].startswith("results: ") and closing[-1].startswith("report: ")
+    assert [line for line in run.stderr.splitlines() if not line.startswith(PROFILE)] == [
+        next(line for line in run.stderr.splitlines() if line.startswith("campaign failed: "))]
+
+
+def assert_quiet_and_live(work: Path) -> None:
+    """The finished tiny campaign again: ``-q`` prints its closing block only; on a terminal
+    the live display is drawn while a job runs, and the output ends in the closing block
+    (about 10 s on a 2-core VM, busy)."""
+    quiet = run_campaign(work, verbosity="-q")
+    lines = [line for line in (quiet.stdout + quiet.stderr).splitlines()
+             if not line.startswith(PROFILE)]
+    assert lines and all(closing_line(line) for line in lines), lines
+    # the quickest job: the machine's environment, on its own
+    live = on_a_terminal(campaign_command(work, "results/tiny/here/environment.json",
+                                          "--forcerun", "environment", verbosity=""))
+    assert "\x1b[?25l" in live  # rich hides the cursor while it draws
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", live).replace("\r", "").splitlines()
+    assert any(line.startswith("jobs ") for line in plain)  # its bar of the call's jobs
+    assert not any("Finished jobid" in line for line in plain)  # no listing of Snakemake's
+    ending = [line for line in plain if line.strip()][-4:]
+    assert [closing_line(line) for line in ending] == [True] * 4, ending
+    assert ending[-1].startswith("campaign failed: ") and ending[-2].startswith("report: ")
+
+
+def on_a_terminal(command: list[str]) -> str:
+    """What ``command`` writes on a pseudo-terminal (its stdout and stderr), to its end."""
+    controller, device = os.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | {"TERM": "xterm",
+                                                                "COLUMNS": "120"}
+    proc = subprocess.Popen(command, cwd=ROOT, stdin=device, stdout=device, stderr=device,
+                            env=env)
+    os.close(device)
+    out = b""
+    with contextlib.suppress(OSError):  # EIO once the last writer closed the terminal
+        while data := os.read(controller, 65536):
+            out += data
+    os.close(controller)
+    assert proc.wait(timeout=300) == 1  # the campaign's crash cells
+    return out.decode(errors="replace")
 
 
 def journaled_runs(journal: Path) -> int:
@@ -245,6 +334,11 @@ def test_plan_lists_measured_and_planned_machines_placements_measuring_nothing(t
                               for n in (1, 2)]
         assert lines[1::3] == ["          os: not bound (the OS decides)"] * 4
         assert lines[2].startswith("     compact: ") and len(lines) == 12
+        # printed, machine by machine, with where it is (on stderr beside --json's document);
+        # no listing of Snakemake's
+        assert f"machine {machine}:\n" + "\n".join(lines) in plan.stderr
+        assert f"plan: {(results / machine / 'plan.txt').resolve()}" in plan.stderr
+    assert "localrule" not in plan.stdout + plan.stderr and "nothing measured" not in plan.stderr
     placing = sorted(p.relative_to(results / "timings" / "place").as_posix()
                      for p in (results / "timings" / "place").rglob("*.tsv"))
     assert placing == ["here/crash/t1.tsv", "here/crash/t2.tsv", "here/spin/t1.tsv",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,6 +87,26 @@ def _snakemake_options(others: list[str]) -> argparse.Namespace:
         return refuse(first_line(exc))
 
 
+#: Snakemake options with which it prints what was asked itself (a dry run's list of jobs, a
+#: lint, a summary...): Snakemake's own logger then, whatever the verbosity.
+LISTING = {"-n", "--dry-run", "--dryrun", "--lint", "--list", "-l", "--list-target-rules",
+           "--summary", "-S", "--detailed-summary", "-D", "--dag", "--rulegraph", "--filegraph",
+           "--d3dag", "--list-changes", "--lc", "--list-input-changes", "--li",
+           "--list-params-changes", "--lp", "--list-code-changes", "--list-untracked", "--lu",
+           "--unlock", "--cleanup-metadata", "--delete-all-output", "--delete-temp-output",
+           "--containerize", "--print-compilation", "-h", "--help"}
+
+
+def lists_itself(args: list[str]) -> bool:
+    """Whether Snakemake's options ``args`` ask it for a listing of its own (:data:`LISTING`,
+    or ``-n`` among short flags, as in ``-np``).
+
+    >>> lists_itself(["-np"]), lists_itself(["--cores", "2"])
+    (True, False)
+    """
+    return any(arg in LISTING or re.fullmatch("-[A-Za-z]*n[A-Za-z]*", arg) for arg in args)
+
+
 def run(args: argparse.Namespace) -> int:
     """The campaign read strictly, then its report rebuilt or the workflow run on it."""
     from pinbench.workflow import project as projects
@@ -95,12 +116,16 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "report":
         return projects.rebuild_report(config, machines)
     os.environ.setdefault("PINBENCH_PROJECT", str(project))
-    snakemake_args = ["--snakefile", str(SNAKEFILE), *args.snakemake]
-    if args.verbosity < 0:
-        snakemake_args.append("--quiet")
-    snakemake_args += ["--configfile", str(path)]
+    from pinbench import events
+    from pinbench.workflow import snakemake_adapter, terminal
+
+    os.environ[events.VERBOSITY] = str(args.verbosity)
+    os.environ[terminal.COMMAND] = args.command
+    snakemake_args = ["--snakefile", str(SNAKEFILE), *args.snakemake, "--configfile", str(path)]
     if args.command == "plan":
         snakemake_args[2:2] = projects.plan_targets(config, machines)
+    if args.verbosity < 1 and not lists_itself(args.snakemake):
+        snakemake_args += snakemake_adapter.use_logger()
     if not getattr(args, "json", False):
         return _snakemake(snakemake_args)
     with _stdout_to_stderr():

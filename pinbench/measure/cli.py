@@ -28,6 +28,8 @@ import os
 import sys
 from pathlib import Path
 
+from pinbench import events
+from pinbench.events import Told
 from pinbench.measure import interrupt
 from pinbench.measure.job import Job, new_account, run_job
 from pinbench.measure.progress import Campaign, parse_cell
@@ -69,7 +71,7 @@ def measure(args: argparse.Namespace) -> int:
     log = None
 
     def say(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
+        events.tell(line)  # to the call's display, or printed (pinbench.events)
         if log:
             with contextlib.suppress(OSError):  # a full disk is said once, by main
                 log.write(line + "\n")
@@ -82,18 +84,18 @@ def measure(args: argparse.Namespace) -> int:
             log = args.log.open("a")
         _measure(args, say, startup_s)
     except formats.FormatError as exc:
-        say(f"{ME}: error: {exc}")
+        say(Told(f"{ME}: error: {exc}", "error"))
         return 2
     except interrupt.Interrupted as stop:
-        say(f"{ME}: stopped ({stop}): the run under way is not journaled, the finished ones "
-            "are; the next call resumes")
+        say(Told(f"{ME}: stopped ({stop}): the run under way is not journaled, the finished "
+                 "ones are; the next call resumes", "error"))
         return 128 + stop.signum if stop.signum else 1
     except OSError as exc:
         if exc.errno not in WRITE_ERRORS:
             raise
-        say(f"{ME}: error: {exc.strerror} writing {exc.filename or 'the results'}: the "
-            "finished runs are journaled; free some space (or fix the file system), then run "
-            "again")
+        say(Told(f"{ME}: error: {exc.strerror} writing {exc.filename or 'the results'}: "
+                 "the finished runs are journaled; free some space (or fix the file system), "
+                 "then run again", "error"))
         return 1
     return 0
 

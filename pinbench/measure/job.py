@@ -21,12 +21,18 @@ header against the job.
 
 With a ``stopping`` rule (:mod:`pinbench.measure.stopping`) the runs go in
 rounds and the job may end before ``repetitions`` rounds; resumed, it replays
-the rule on the journaled runs, so it stops where it would have.
+the rule on the journaled runs, so it stops where it would have. So does the sequential
+design (``sequential``: :mod:`pinbench.stats.sequential`): after the rounds of each look the
+job decides each comparison with the baseline, drops the experiments that can no longer win
+(each look journaled as a line of strategy :data:`LOOK`) and stops once every comparison
+left is decided.
 
-Before a run, if the previous run saw other processes use more than
-``quiet.threshold`` of the CPUs (or before the first run), the launcher waits
-for the machine to be quiet, at most ``quiet.max_wait_s``; each run records
-the wait and the share others used during it (``other_cpu``).
+The runs are measured under whatever load other processes put on the machine; each run
+records the share of the CPUs they used during it (``other_cpu``; above ``quiet.threshold``
+the run is marked in the report) and the wait before it. Only when the runs in a row of the
+last ``quiet.busy_s`` seconds all had others above the threshold does the launcher wait for
+the machine to be quiet, at most ``quiet.max_wait_s``, then measure on; the job says once, at
+its end, how many runs were measured on a busy machine and how long it waited.
 
 With ``explain`` (:mod:`pinbench.measure.explain`) the job also makes explained runs:
 each measured strategy ``explain.repetitions`` times under the OMPT tool, and, as the
@@ -55,15 +61,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pinbench import events
+from pinbench.events import Told, warning
 from pinbench.measure import explain as explaining, interrupt, outputs as kept_outputs, verify
 from pinbench.measure import legacy, rebind, workdir
 from pinbench.measure.journal import Journal, described
 from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
 from pinbench.measure.printed_time import number, read_time
-from pinbench.measure.progress import Campaign, Progress, duration
-from pinbench.measure.settings import (LAUNCHED, OPENMP, JobSettings, located, metric_regex,
-                                       portable, time_key)
+from pinbench.measure.progress import Campaign, Progress, cell_name, duration
+from pinbench.measure.settings import (LAUNCHED, OPENMP, QUIET, JobSettings, located,
+                                       metric_regex, portable, time_key)
 from pinbench.measure.spawn import RunResult, base_environment, executable, prepare, run_once
 from pinbench.measure.stopping import precise_enough, rounds_order
 from pinbench.measure.system import wait_until_quiet
@@ -147,7 +155,9 @@ class Job(JobSettings):
             "plan": {"machine": self.machine, "benchmark": self.benchmark,
                      "threads": self.threads, "repetitions": self.repetitions,
                      "seed": self.seed, "order": self.order, "same_as": self.same_as,
-                     "stopping": self.stopping},
+                     "stopping": self.stopping,
+                     # the design: only when sequential
+                     **({"sequential": self.sequential} if self.sequential else {})},
         }
 
     def fingerprint_parts(self) -> dict[str, str]:
@@ -342,7 +352,8 @@ def measure_one(job: Job, strategy: str, repetition: int, order_index: int,
 
 @functools.cache
 def _say_uncounted_once(text: str) -> None:
-    print(f"pinbench: counters not counted on this machine: {text}", flush=True)
+    events.tell(warning("pinbench:", f"counters not counted on this machine: {text}"),
+                sys.stdout)
 
 
 def _say_uncounted(uncounted: dict[str, str]) -> None:
@@ -452,9 +463,9 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                                                                job)) as journal, \
                 Launcher() as launcher:
             if journal.set_aside:
-                say(f"{label} WARNING: the measurement changed ({journal.changed}): "
-                    f"{journal.set_aside_runs} finished runs set aside in {journal.set_aside}, "
-                    "not used, and measured again")
+                say(warning(label, f"WARNING: the measurement changed ({journal.changed}): "
+                            f"{journal.set_aside_runs} finished runs set aside in "
+                            f"{journal.set_aside}, not used, and measured again"))
             with (kept_outputs.Outputs(kept_outputs.folder(outputs, journal.fingerprint),
                                        journal.runs)
                   if outputs is not None else contextlib.nullcontext()) as kept, \
@@ -466,10 +477,13 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
                                          extra, campaign, account)
         write_runs(records, out)
     printed = printed_share(records, job.time_share_expected).text()
-    say(f"{label} {failure_summary(records)}" + (f"; {printed}" if printed else ""))
+    say(Told(f"{label} {failure_summary(records)}" + (f"; {printed}" if printed else ""),
+             "done", cell=cell_name(job.machine, job.benchmark, job.threads),
+             runs=len(records), failed=sum(not r.ok for r in records)))
     if checked_a_wrapper(job, records):
-        say(f"{label} {job.argv[0]} runs no OpenMP itself (a wrapper?): the binding checked is "
-            "its own; `verify: openmp` on the benchmark checks the OpenMP programs it starts")
+        say(warning(label, f"{job.argv[0]} runs no OpenMP itself (a wrapper?): the binding "
+                    "checked is its own; `verify: openmp` on the benchmark checks the OpenMP "
+                    "programs it starts"))
     return records
 
 
@@ -507,46 +521,54 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
                 f"(or up to a symmetry of the machine): one experiment, measured once "
                 f"as {strategy}")
     seed = derive_seed(job.seed, "order", job.machine, job.benchmark, job.threads)
-    order = rounds_order(measured, job.repetitions, seed) if job.stopping else \
-        run_order(measured, job.repetitions, job.order, seed)
+    order = rounds_order(measured, job.repetitions, seed) if job.stopping or job.sequential \
+        else run_order(measured, job.repetitions, job.order, seed)
+    design = _Sequential(job, measured, journal, label, say) if job.sequential and \
+        job.same_as.get(job.sequential["baseline"], job.sequential["baseline"]) in measured \
+        else None
     journaled_pairs = {pair for pair in order if pair in journal.runs}
     journaled = len(journaled_pairs)
     if journaled:
         say(f"{label} resuming: {journaled} of {len(order)} runs already journaled")
         if journal.header.get("timer") != TIMER and journaled < len(order):
-            say(f"{label} WARNING: those runs were timed by an older launcher (Python's fork "
-                "path, about 2 ms more per run than the runs measured now); re-measure the "
-                "cell to time them all alike (README: re-measuring)")
+            say(warning(label, "WARNING: those runs were timed by an older launcher (Python's "
+                        "fork path, about 2 ms more per run than the runs measured now); "
+                        "re-measure the cell to time them all alike (README: re-measuring)"))
     progress = Progress(label, len(order), journaled, say, campaign,
-                        (job.machine, job.benchmark, job.threads))
-    noisy = True  # before the first run: is the machine quiet?
+                        (job.machine, job.benchmark, job.threads),
+                        tell=events.tell if events.listening() else None)
     threshold, max_wait = job.quiet["threshold"], job.quiet["max_wait_s"]
+    busy_for = job.quiet.get("busy_s", QUIET["busy_s"])
+    busy = 0.0  # seconds of the last runs in a row during which others used > threshold
     times: dict[str, list[float]] = {strategy: [] for strategy in measured}
     if extra is not None:
         extra.plan(measured, stands_for, len(order))
     account = new_account() if account is None else account
     first = ""  # the failure every run so far had alike ("" once one differs or succeeds)
-    busy_runs, busy_s = 0, 0.0  # runs measured on a busy machine, and the waits before runs
+    noisy_runs, waits, waited_s = 0, 0, 0.0  # runs on a busy machine; the waits before runs
     loop_started = time.monotonic()
     for index, (strategy, rep) in enumerate(order):
+        if design is not None and strategy in design.dropped:
+            progress.update(index + 1, strategy, measured=False, final=index + 1 == len(order))
+            if design.round_ends(order, index, times):
+                break
+            continue
         if extra is not None:
             extra.before(index)
         record = RunRecord(**journal.runs[(strategy, rep)]) \
             if (strategy, rep) in journal.runs else None
         if record is None:
             interrupt.check()
-            waited, busy = wait_until_quiet(threshold, max_wait, check=interrupt.check) \
-                if noisy else (0.0, False)
-            if busy and not busy_runs:
-                say(f"{label} other processes kept more than {threshold:.0%} of the CPUs "
-                    f"busy for {max_wait:g} s: measuring anyway "
-                    "(pinbench system names them; said once, the job's total at its end)")
-            busy_runs, busy_s = busy_runs + busy, busy_s + waited
+            waited = 0.0
+            if busy >= busy_for:  # busy for long: wait for it to calm down, once, then measure
+                waited = wait_until_quiet(threshold, max_wait, check=interrupt.check)[0]
+                busy, waits, waited_s = 0.0, waits + 1, waited_s + waited
             with interrupt.journaling():  # a stop ends the run, or waits for its record
                 record = measure_one(job, strategy, rep, index, launcher, kept)
                 record.stands_for, record.quiet_wait_s = " ".join(stands_for[strategy]), waited
                 journal.append(record.as_row())
             noisy = record.other_cpu is not None and record.other_cpu > threshold
+            busy, noisy_runs = busy + (record.wall_s or 0.0) if noisy else 0.0, noisy_runs + noisy
             account["runs"] += 1
             account["measuring_s"] += record.wall_s or 0.0
             account["quiet_wait_s"] += waited
@@ -562,9 +584,12 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
             times[strategy].append(record.time_s)
         first = _failed_alike(first, "" if record.ok else record.failure, index)
         if first and index + 1 == max(len(measured), ALIKE_RUNS) and index + 1 < len(order):
-            say(f"{label} the first {index + 1} runs all failed alike ({first}): stopping, "
-                f"{len(order) - index - 1} runs not measured (fix the program; pinbench "
-                "remeasure measures the cell again)")
+            say(warning(label, f"the first {index + 1} runs all failed alike ({first}): "
+                        f"stopping, {len(order) - index - 1} runs not measured (fix the "
+                        "program; pinbench remeasure measures the cell again)"))
+            progress.update(index + 1, strategy, measured=False, final=True)
+            break
+        if design is not None and design.round_ends(order, index, times):
             progress.update(index + 1, strategy, measured=False, final=True)
             break
         if job.stopping and _stops(job.stopping, times, index, len(measured), len(order)):
@@ -573,15 +598,64 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
                 f"({len(order) - index - 1} runs of {len(order)} saved)")
             progress.update(index + 1, strategy, measured=False, final=True)
             break
-    if busy_runs:
-        say(f"{label} {busy_runs} of its runs measured on a busy machine, after waiting "
-            f"{duration(busy_s)} in all for it to be quiet")
+    if noisy_runs or waits:
+        say(warning(label, f"{noisy_runs} runs measured while other processes used more than "
+                    f"{threshold:.0%} of the CPUs (marked L); waited {duration(waited_s)} in "
+                    f"all ({waits} waits, each after {busy_for:g} s busy; pinbench system "
+                    "names them)", key="runs measured on a busy machine"))
     if extra is not None:
         extra.finish()
         account["explained_runs"], account["explained_s"] = extra.runs, extra.wall_s
     account["loop_s"] += time.monotonic() - loop_started
-    return sorted((RunRecord(**run) for run in journal.runs.values()),
+    return sorted((RunRecord(**run) for run in journal.runs.values()
+                   if not run["strategy"].startswith("@")),
                   key=lambda record: record.order_index)
+
+
+#: The journal's lines of the sequential design's looks (its strategy; repetition: the round).
+LOOK = "@look"
+
+
+class _Sequential:
+    """The sequential design of a job (:mod:`pinbench.stats.sequential`): looks after the
+    rounds it names, says what it decided and dropped, journals each look (a line of
+    strategy :data:`LOOK`) and says when the cell is decided."""
+
+    def __init__(self, job: Job, measured: list[str], journal: Journal, label: str, say):
+        from pinbench.stats.sequential import Cell  # NumPy and SciPy: only for this design
+
+        settings = job.sequential
+        baseline = job.same_as.get(settings["baseline"], settings["baseline"])
+        self.cell = Cell(baseline, [s for s in measured if s != baseline], job.repetitions,
+                         settings["alpha"], settings.get("spending", "obf"))
+        self.journal, self.label, self.say = journal, label, say
+        self.dropped: set[str] = set()
+
+    def round_ends(self, order: list[tuple[str, int]], index: int,
+                   times: dict[str, list[float]]) -> bool:
+        """After pair ``index`` of ``order``: when it ends a round, look if one is due;
+        whether the cell is decided (it stops here)."""
+        rounds, total = order[index][1] + 1, len(order)
+        if index + 1 < total and order[index + 1][1] == rounds - 1:
+            return False
+        if not self.cell.is_look(rounds) or rounds == self.cell.maximum:
+            return False
+        lines = self.cell.look(rounds, times)
+        for line in lines:
+            self.say(f"{self.label} after {rounds} rounds: {line}")
+        comparisons = self.cell.comparisons
+        self.dropped = {name for name, c in comparisons.items() if c.dropped}
+        if (LOOK, rounds) not in self.journal.runs:
+            self.journal.append({"strategy": LOOK, "repetition": rounds, "order_index": index,
+                                 "decided": {n: c.decided for n, c in comparisons.items()
+                                             if c.decided},
+                                 "dropped": {n: c.dropped for n, c in comparisons.items()
+                                             if c.dropped}})
+        if self.cell.done():
+            self.say(f"{self.label} every comparison decided after {rounds} rounds of "
+                     f"{self.cell.maximum}: stopping ({total - index - 1} runs of {total} saved)")
+            return True
+        return False
 
 
 #: A job whose first max(this, strategies) runs (every strategy's first, in the shuffled
@@ -739,5 +813,5 @@ class _ExplainedRuns:
         self.runs, self.wall_s = self.runs + 1, self.wall_s + (record.wall_s or 0.0)
         if not row["ok"] and not self.warned:
             self.warned = True
-            self.say(f"{self.label} explained run of {strategy} failed: {row['failure']}"
-                     " (the timing runs go on)")
+            self.say(warning(self.label, f"explained run of {strategy} failed: "
+                             f"{row['failure']} (the timing runs go on)"))

@@ -14,6 +14,9 @@ as many runs as this one (their strategies may merge differently) and this
 job's rate (their programs may run longer or shorter): a rough guide, said as
 "about". Only the standard library and :mod:`pinbench.results.layout` are used,
 so the measuring process stays light.
+
+A display that listens (:mod:`pinbench.events`) is also told every run's progress, as
+numbers (:meth:`Progress.told`).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pinbench.events import Told
 from pinbench.results.journals import finished_runs
 from pinbench.results.layout import Layout
 
@@ -91,8 +95,9 @@ class Progress:
     """The progress of one job; :meth:`update` after each run says a line when one is due."""
 
     def __init__(self, label: str, total: int, already: int, say, campaign: Campaign | None,
-                 cell: tuple[str, str, int], clock=time.monotonic, every_s: float = EVERY_S):
-        self.label, self.total, self.say = label, total, say
+                 cell: tuple[str, str, int], clock=time.monotonic, every_s: float = EVERY_S,
+                 tell=None):
+        self.label, self.total, self.say, self.tell = label, total, say, tell
         self.already = already  #: runs journaled before this process started
         self.campaign, self.cell, self.clock, self.every_s = campaign, cell, clock, every_s
         self.start = clock()
@@ -103,12 +108,22 @@ class Progress:
                final: bool = False) -> None:
         """After run ``done`` of :attr:`total` (``measured``: by this process, not resumed):
         say a line when :data:`EVERY_S` passed since the last, at the end of a strategy in a
-        back-to-back order (``strategy_ends``) and at the end (``final``)."""
+        back-to-back order (``strategy_ends``) and at the end (``final``); ``tell`` (a
+        display's) is told each update (:meth:`told`)."""
         self.measured += measured
         now = self.clock()
+        if self.tell is not None:
+            self.tell(self.told(done, strategy, now))
         if final or strategy_ends or now - self.last >= self.every_s:
             self.last = now
             self.say(self.line(done, strategy, now))
+
+    def told(self, done: int, strategy: str, now: float) -> Told:
+        """The progress after ``done`` runs as numbers, for a display: the job
+        (``machine/benchmark/threads``), runs done of the total, runs measured by this
+        process in ``elapsed_s`` seconds, the strategy measured next."""
+        return Told("", "progress", cell=cell_name(*self.cell), done=done, total=self.total,
+                    measured=self.measured, elapsed_s=now - self.start, strategy=strategy)
 
     def line(self, done: int, strategy: str, now: float) -> str:
         """The progress line after ``done`` runs."""

@@ -13,15 +13,17 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 
-#: The default quiet policy: others may use 10% of the CPUs; wait at most 10 s for less.
-QUIET = {"threshold": 0.10, "max_wait_s": 10.0}
+#: The default quiet policy: runs during which others use more than 10% of the CPUs are
+#: marked; only after 60 s of such runs in a row, wait at most 10 s for less.
+QUIET = {"threshold": 0.10, "max_wait_s": 10.0, "busy_s": 60.0}
 #: Whose binding is verified (a benchmark's ``verify``): the process the run command starts
 #: (the default), or the processes below it that run OpenMP (the command is a wrapper).
 LAUNCHED, OPENMP = "launched", "openmp"
 #: Settings left out of the JSON at their default, so that a campaign that does not set them
 #: makes the text it made before they existed (the measure rule's params: Snakemake would
 #: re-run every measurement job): field -> default.
-OMITTED_AT_DEFAULT = {"cwd": None, "verify": LAUNCHED, "time_share_expected": None}
+OMITTED_AT_DEFAULT = {"cwd": None, "verify": LAUNCHED, "time_share_expected": None,
+                      "sequential": None}
 
 
 def located(argv: list[str] | None, binary: str) -> list[str] | None:
@@ -152,11 +154,16 @@ class JobSettings:
     strategies: list[str]
     #: strategy -> the strategy whose experiment it is (identical placements, measured once)
     same_as: dict[str, str] = field(default_factory=dict)
-    #: when to wait before a run: {"threshold": share of the CPUs, "max_wait_s": seconds}
+    #: when to wait before a run: {"threshold": share of the CPUs, "max_wait_s": seconds,
+    #: "busy_s": seconds of busy runs in a row before a wait}
     quiet: dict[str, float] = field(default_factory=lambda: dict(QUIET))
     #: the early-stopping rule (:mod:`pinbench.measure.stopping`): {"policy": "precision",
     #: "min": rounds, "precision": share of the median, "confidence": level}; None: every run
     stopping: dict | None = None
+    #: the sequential design (:mod:`pinbench.stats.sequential`): {"baseline": strategy,
+    #: "alpha": the level each comparison is decided at, "spending": function}; None: the
+    #: fixed design, every run
+    sequential: dict | None = None
     #: the benchmark's binary, whose bytes the fingerprint holds (default: ``argv[0]``)
     binary: str | None = None
     #: the exit statuses that mean success

@@ -3,11 +3,12 @@
 Every table pinbench writes and reads back has one dataclass (the runs table's
 :class:`pinbench.results.runs.RunRecord`, the analysis' verdicts and comparisons in
 :mod:`pinbench.stats.analyse`, the models' rows in :mod:`pinbench.stats.models`...). Its
-fields are the table's columns: those without a default are required (:func:`required`), a
-field with a default is a column added later, read as its default from a table written before
-it. A field's type says how its text reads (:func:`parsers`): ``int`` and ``float`` as numbers,
-``float | None`` and ``int | None`` as None when empty, ``bool`` as ``"True"``, ``bool | None``
-as True, False or None (empty: unknown), anything else as the text itself.
+fields are the table's columns, in order (:func:`columns`): those without a default are
+required (:func:`required`), a field with a default is a column added later, read as its
+default from a table written before it. A field's type says how its text reads
+(:func:`parsers`): ``int`` and ``float`` as numbers, ``float | None`` and ``int | None`` as
+None when empty, ``bool`` as ``"True"``, ``bool | None`` as True, False or None (empty:
+unknown), anything else as the text itself.
 """
 from __future__ import annotations
 
@@ -38,6 +39,12 @@ def _parser(kind) -> typing.Callable[[str], object]:
 def parsers(cls: type) -> dict[str, typing.Callable[[str], object]]:
     """Per field of the dataclass ``cls``, how its text reads (:func:`_parser`)."""
     return {name: _parser(kind) for name, kind in typing.get_type_hints(cls).items()}
+
+
+@functools.cache
+def columns(cls: type) -> list[str]:
+    """Every field of ``cls``, in order: the columns a table of it is written with."""
+    return [field.name for field in dataclasses.fields(cls)]
 
 
 @functools.cache

@@ -16,7 +16,7 @@ import typing
 from pathlib import Path
 
 from pinbench.results import formats
-from pinbench.results.rows import record, required
+from pinbench.results.rows import columns, record, required
 
 #: The values of ``verification``: every thread ran where planned, some thread ran elsewhere,
 #: some thread reported no binding, the run was not bound (``os``), the runtime ran another
@@ -148,7 +148,7 @@ def on_metric(records: list[RunRecord], metric: str) -> list[RunRecord]:
     return out
 
 
-RUN_COLUMNS = [field.name for field in dataclasses.fields(RunRecord)]
+RUN_COLUMNS = columns(RunRecord)
 #: The columns of a runs table: a run record's, then the table's version.
 TABLE_COLUMNS = [*RUN_COLUMNS, formats.KEY]
 #: The columns every runs table has; the others were added later and may be absent.

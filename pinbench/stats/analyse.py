@@ -44,7 +44,7 @@ from pinbench.place.symmetry import experiment_key
 from pinbench.results import formats
 from pinbench.results.layout import STATS_FILES
 from pinbench.results.printed_share import printed_share
-from pinbench.results.rows import read_records, required
+from pinbench.results.rows import columns, read_records
 from pinbench.results.runs import RunRecord, on_metric, read_runs
 from pinbench.topology import Topology
 
@@ -97,6 +97,7 @@ class Verdict:
     noisy_runs: int
     printed_time: str  #: what is to be said of the printed times ("" nothing)
     printed_implausible: bool | None
+    design: str = "fixed"  #: ``fixed`` or ``sequential``; a table written before it: fixed
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -137,15 +138,15 @@ class Comparison:
 
 
 #: The columns of ``verdicts.csv`` and ``comparisons.csv``: their records' fields.
-VERDICT_COLUMNS = required(Verdict)
-COMPARISON_COLUMNS = required(Comparison)
+VERDICT_COLUMNS = columns(Verdict)
+COMPARISON_COLUMNS = columns(Comparison)
 
 
 def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
                    topologies: dict[str, Topology] | None = None, order: Sequence[str] = (),
                    quiet_threshold: float = QUIET["threshold"],
-                   time_shares: dict[str, float] | None = None, decision: str = "fwer"
-                   ) -> tuple[list[dict], list[dict]]:
+                   time_shares: dict[str, float] | None = None, decision: str = "fwer",
+                   sequential: dict | None = None) -> tuple[list[dict], list[dict]]:
     """The verdict rows and the comparison rows of every (machine, benchmark, threads),
     each cell's decision beside the report-wide one, drift flags adjusted over the jobs.
 
@@ -155,9 +156,14 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     leaves it without a verdict (:mod:`pinbench.results.printed_share`; ``time_shares``:
     benchmark -> its ``time_share_expected``; None: the times are not checked, the verdicts
     are on a counter). ``decision``: the report-wide decision (the campaign's
-    ``report_decision``, :data:`pinbench.stats.decisions.DECISIONS`).
+    ``report_decision``, :data:`pinbench.stats.decisions.DECISIONS`). ``sequential``: the
+    campaign's sequential design (:func:`pinbench.workflow.jobsettings.sequential_design` and
+    its ``maximum`` repetitions), whose verdicts replay its looks
+    (:func:`pinbench.stats.sequential.analysis_test`); None: the fixed design. Each verdict
+    names its ``design``.
     """
     from pinbench.stats.drift import across_jobs, drift
+    from pinbench.stats.sequential import analysis_test
     from pinbench.stats.verdicts import cell_verdict, report_wide
 
     trees = topologies or {}
@@ -173,7 +179,9 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
         names = {"machine": machine, "benchmark": bench, "threads": threads}
         printed = None if time_shares is None else printed_share(runs, time_shares.get(bench))
         implausible = printed is not None and printed.implausible
-        row = cell_verdict(runs, baseline, alpha, key, order, test=not implausible) | drift(runs)
+        row = cell_verdict(runs, baseline, alpha, key, order, test=not implausible,
+                           compare=sequential and analysis_test(sequential)) | drift(runs)
+        row["design"] = "sequential" if sequential else "fixed"
         row["printed_time"] = printed.text() if printed else ""
         row["printed_implausible"] = implausible
         row["noisy_runs"] = sum((r.other_cpu or 0) > quiet_threshold for r in runs)
@@ -197,14 +205,15 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
             seed: int = 0, topologies: dict[str, Topology] | None = None,
             order: Sequence[str] = (), quiet_threshold: float = QUIET["threshold"],
             metric: str = "time", time_shares: dict[str, float] | None = None,
-            report_decision: str = "fwer") -> str:
+            report_decision: str = "fwer", sequential: dict | None = None) -> str:
     """Write every file of :data:`STATS_FILES` (``outputs``: kind -> path); return Tables 1-3.
 
     ``order``: the campaign's strategies (the first of identical ones names the experiment);
     ``metric``: what every test and table is on, the run time or a counter
     (:func:`pinbench.results.runs.on_metric`; lower is better); ``time_shares``: benchmark
     -> its ``time_share_expected``, where a benchmark sets one; ``report_decision``: the
-    campaign's (:data:`pinbench.stats.decisions.DECISIONS`).
+    campaign's (:data:`pinbench.stats.decisions.DECISIONS`); ``sequential``: the sequential
+    design (:func:`verdict_tables`).
     """
     from pinbench.stats.tables import (CELL_COLUMNS, SUMMARY_COLUMNS, cell_table, summary_table,
                                        tables_text)
@@ -215,7 +224,7 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     verdicts, comparisons = verdict_tables(records, baseline, 1 - confidence, topologies, order,
                                            quiet_threshold,
                                            (time_shares or {}) if metric == "time" else None,
-                                           report_decision)
+                                           report_decision, sequential)
     _write_csv(cells, CELL_COLUMNS, outputs["cells"])
     _write_csv(summary, SUMMARY_COLUMNS, outputs["summary"])
     _write_csv(verdicts, VERDICT_COLUMNS, outputs["verdicts"])

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench.errors import PinbenchError
-from pinbench.results.rows import read_records, required
+from pinbench.results.rows import columns, read_records
 from pinbench.results.runs import RunRecord
 from pinbench.stats.cells import describe_cells
 from pinbench.stats.explain import Explanation, read_explain
@@ -135,7 +135,7 @@ class ModelRow:
 
 
 #: The columns of ``models.csv``: its rows' fields.
-COLUMNS = required(ModelRow)
+COLUMNS = columns(ModelRow)
 
 
 class ModelError(PinbenchError, ValueError):

@@ -73,6 +73,7 @@ class Experiment:
     strategies: list[str]
     fixed: bool  #: one planned placement in every run (not ``os``, not a draw per run)
     times: list[float] = field(default_factory=list)
+    rounds: list[int] = field(default_factory=list)  #: each time's repetition
 
     @property
     def name(self) -> str:
@@ -114,6 +115,7 @@ def experiments(records: list[RunRecord], key: PlacementKey,
     for record in records:
         if record.counts:
             by_strategy[record.strategy].times.append(record.time_s)
+            by_strategy[record.strategy].rounds.append(record.repetition)
     return list(groups.values())
 
 
@@ -138,12 +140,15 @@ def _faster_than_every_other(best: Experiment, others: list[Experiment], alpha: 
 
 def cell_verdict(records: list[RunRecord], baseline: str, alpha: float,
                  key: PlacementKey = lambda machine, pus: pus, order: Sequence[str] = (),
-                 test: bool = True) -> dict:
+                 test: bool = True,
+                 compare: Callable[[Experiment, Experiment], float] | None = None) -> dict:
     """The verdict of one (machine, benchmark, threads) from its runs; see the module's rules.
 
     ``order``: the campaign's strategies, so the first of identical ones names the experiment;
     ``test``: False gives the cell no verdict (no test, no winner, nothing in the report-wide
-    family: its printed times are not its runs', :mod:`pinbench.results.printed_share`).
+    family: its printed times are not its runs', :mod:`pinbench.results.printed_share`);
+    ``compare``: the p-value of (baseline, experiment), default the test above (the
+    sequential design's: :func:`pinbench.stats.sequential.analysis_test`).
 
     Returns the verdict row (:data:`VERDICT_COLUMNS` without the cell's names and the
     report-wide columns of :func:`report_wide`) and, under ``"comparisons"``, one row per
@@ -153,7 +158,8 @@ def cell_verdict(records: list[RunRecord], baseline: str, alpha: float,
     base = next((g for g in groups if baseline in g.strategies), None)
     usable = test and base is not None and len(base.times) >= MIN_N
     tested = [g for g in groups if g is not base and len(g.times) >= MIN_N] if usable else []
-    raw = [brunner_munzel(np.array(base.times), np.array(g.times), two_sided=True)[0]
+    raw = [compare(base, g) if compare else brunner_munzel(np.array(base.times),
+                                                           np.array(g.times), two_sided=True)[0]
            for g in tested]
     adjusted = holm(raw) if raw else []
     speedup = {g.name: _median(base.times) / _median(g.times) for g in tested}

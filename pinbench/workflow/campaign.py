@@ -349,12 +349,19 @@ def repetitions_warning(config: dict, machines: dict[str, Machine]) -> str:
     """
     runs = config["stopping"]["min"] if config["stopping"] else config["repetitions"]
     tested = len(config["strategies"]) - 1
+    field = "stopping.min" if config["stopping"] else "repetitions"
+    everywhere = report_tests(config, machines)
+    said = too_few(runs, runs, tested, everywhere, 1 - config["confidence"],
+                   config["report_decision"]) if everywhere else ""
+    return f"{field}: {said}" if said else ""
+
+
+def report_tests(config: dict, machines: dict[str, Machine]) -> int:
+    """The most tests the report can make: every strategy but the baseline in every measured
+    cell (identical placements, tested once, make fewer)."""
     cells = sum(len(config["benchmarks"]) * len(m.threads) for m in machines.values()
                 if m.measure)
-    field = "stopping.min" if config["stopping"] else "repetitions"
-    said = too_few(runs, runs, tested, tested * cells, 1 - config["confidence"],
-                   config["report_decision"]) if cells and tested else ""
-    return f"{field}: {said}" if said else ""
+    return (len(config["strategies"]) - 1) * cells
 
 
 def own_placements(entries: dict) -> dict[str, UserPlacement]:
@@ -623,6 +630,9 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
                                                                 config["weights"])
     except ParamsError as exc:
         raise ConfigError(str(exc)) from None
+    if config["stopping"] and config["design"] == "sequential":
+        raise ConfigError("stopping: the sequential design stops each cell on its verdict; "
+                          "a stopping rule on precision goes with design: fixed only")
     if config["stopping"] and config["stopping"]["min"] > config["repetitions"]:
         raise ConfigError(f"stopping.min: {config['stopping']['min']} rounds before stopping is "
                           f"more than the {config['repetitions']} repetitions")

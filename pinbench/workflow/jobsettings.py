@@ -7,6 +7,7 @@ import os
 import shlex
 from pathlib import Path
 
+from pinbench import events
 from pinbench.measure.progress import cell_name
 from pinbench.measure.settings import Explain, JobSettings, time_setting
 from pinbench.native import NotBuilt
@@ -38,11 +39,12 @@ def same_experiments(strategies: list[str], placements: dict[str, Placement],
 def job_settings(config: dict, machine: str, bench: str, threads: int, binary: str,
                  thread_counts: tuple[int, ...] = (),
                  same_as: dict[str, str] | None = None,
-                 strategies: list[str] | None = None) -> JobSettings:
+                 strategies: list[str] | None = None, report_tests: int = 0) -> JobSettings:
     """The settings of the measurement job of ``bench`` with ``threads`` threads on
     ``machine`` (``thread_counts``: the machine's; with ``explain``, T_1 is measured by the
     job only when 1 is not among them; ``same_as``: :func:`same_experiments`; ``strategies``:
-    those it measures, default the campaign's)."""
+    those it measures, default the campaign's; ``report_tests``: the report's, for the
+    sequential design)."""
     entry = config["benchmarks"][bench]
     explain = None if not config["explain"] else Explain(
         repetitions=config["explain"]["repetitions"],
@@ -62,12 +64,27 @@ def job_settings(config: dict, machine: str, bench: str, threads: int, binary: s
         strategies=config["strategies"] if strategies is None else strategies,
         same_as=same_as or {}, quiet=config["quiet"],
         stopping=config["stopping"] and config["stopping"] | {"confidence": config["confidence"]},
+        sequential=sequential_design(config, report_tests),
         explain=explain, cwd=entry.get("cwd"), verify=entry["verify"])
+
+
+def sequential_design(config: dict, report_tests: int, maximum: bool = False) -> dict | None:
+    """The job's sequential design (:mod:`pinbench.stats.sequential`), None for the fixed
+    one: each comparison decided at alpha over the report's ``report_tests`` tests (its first
+    Holm level: :func:`pinbench.workflow.campaign.report_tests`); ``maximum``: with the
+    design's ``maximum`` rounds too (the analysis')."""
+    if config["design"] != "sequential":
+        return None
+    if report_tests < 1:
+        raise ValueError("the sequential design needs the report's number of tests")
+    return {"baseline": config["baseline"], "spending": "obf",
+            "alpha": (1 - config["confidence"]) / max(report_tests, 1)} | (
+                {"maximum": config["repetitions"]} if maximum else {})
 
 
 def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,
                  placement_files: list[str], topology_xml: str,
-                 thread_counts: tuple[int, ...] = ()) -> str:
+                 thread_counts: tuple[int, ...] = (), report_tests: int = 0) -> str:
     """The job's settings (:func:`job_settings`, the strategies that are one experiment read
     from its placement files) as the JSON that ``python -m pinbench.measure --spec`` reads.
     A strategy left out of the cell (its trace failed: :attr:`Placement.left_out`) is not
@@ -77,10 +94,10 @@ def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: s
     measured = [s for s in config["strategies"] if not placements[s].left_out]
     return _text(job_settings(
         config, machine, bench, threads, binary, thread_counts,
-        same_experiments(measured, placements, topology_xml), measured))
+        same_experiments(measured, placements, topology_xml), measured, report_tests))
 
 
-def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:
+def with_ompt_tool(spec: str, machine: campaign.Machine, say=events.tell) -> str:
     """A measure spec with the OMPT tool that its explained runs need (checked on the
     measured machine: :func:`check_on_node`); when it is not built, one line says why and
     the job measures without explained runs."""
@@ -91,7 +108,8 @@ def with_ompt_tool(spec: str, machine: campaign.Machine, say=print) -> str:
     try:
         tool = ompt_tool()
     except NotBuilt as exc:
-        say(f"explain {settings.benchmark} t{settings.threads}: no explained runs: {exc}")
+        say(events.warning(f"explain {settings.benchmark} t{settings.threads}:",
+                           f"no explained runs: {exc}"))
         tool = None
     return _text(settings.with_ompt_tool(tool))
 

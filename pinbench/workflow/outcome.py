@@ -1,19 +1,139 @@
-"""What a campaign call says at its end: the campaign in one line, where the results and the
-report are, the measured machines too flat for placements to differ, the measurements set
-aside, the strategies left out where a trace failed and the cells without a usable run."""
+"""What a campaign call says at its start and at its end: the header (the campaign, its
+machines, cells and runs, the time they may take); each cell's verdict, each experiment
+once, the campaign in one line, where the results and the report are, the measured
+machines too flat for placements to differ, the measurements set aside, the strategies left
+out where a trace failed and the cells without a usable run."""
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from pinbench.measure.progress import duration
 from pinbench.place.registry import parse_strategy
+from pinbench.results import formats
 from pinbench.place.symmetry import ELSEWHERE, flat_machine
 from pinbench.results import traces
+from pinbench.results.journals import read_lines
 from pinbench.results.layout import Layout
 from pinbench.results.runs import read_runs
 from pinbench.stats.cells import unusable_cells
 from pinbench.stats.analyse import Verdict, read_verdicts
 from pinbench.workflow.campaign import Machine, own_placements
+
+
+def header(config: dict, machines: Iterable[Machine], layout: Layout, command: str) -> list[str]:
+    """The first lines of a call: the campaign and its machines, the measured cells and their
+    runs (at most: identical placements are measured once), the runs journaled already and,
+    from their times, about how long the others take (the display says it once runs are
+    measured, when none is journaled)."""
+    machines = list(machines)
+    measured = [m for m in machines if m.measure]
+    lines = [f"pinbench {command}: campaign {config['campaign']}; machines: "
+             + ", ".join(f"{m.name} ({'measured' if m.measure else 'planned'})"
+                         for m in machines)]
+    cells = [(m.name, bench, n) for m in measured for bench in config["benchmarks"]
+             for n in m.threads]
+    if not cells or command == "plan":
+        return lines
+    per_cell = len(config["strategies"]) * config["repetitions"]
+    walls = [json.loads(line).get("wall_s") or 0.0 for cell in cells
+             for line in read_lines(Path(layout.journal(*cell)))[1:]]
+    left = max(0, per_cell * len(cells) - len(walls))
+    lines.append(f"cells: {len(cells)} ({len(config['benchmarks'])} benchmark(s) x "
+                 f"{sum(len(m.threads) for m in measured)} thread count(s)) x "
+                 f"{len(config['strategies'])} strategies x {config['repetitions']} runs: up to "
+                 f"{per_cell * len(cells)} runs (identical placements are measured once), "
+                 f"{len(walls)} journaled already")
+    lines.append(f"time: about {duration(left * sum(walls) / len(walls))} of runs left, at "
+                 "the journaled runs' mean time" if walls and left else
+                 "time: the display says the time left once the first runs are measured")
+    return lines
+
+
+def cell_lines(layout: Layout) -> list[str]:
+    """One line per measured cell: its runs, and its verdict (★: the report-wide decision's
+    winner; ☆: the cell's own verdict only)."""
+    verdicts_csv = Path(layout.stats("verdicts"))
+    table = Path(layout.all_runs)
+    if not verdicts_csv.is_file() or not table.is_file():
+        return []
+    try:
+        verdicts = read_verdicts(verdicts_csv)
+    except ValueError:  # an older analysis: the closing line says so
+        return []
+    counts: dict[tuple, list[int]] = {}
+    for record in read_runs([table]):
+        count = counts.setdefault(record.cell[:3], [0, 0])
+        count[0] += 1
+        count[1] += not record.ok
+    lines = []
+    for v in verdicts:
+        runs, failed = counts.get(v.key, [0, 0])
+        lines.append(f"  {v.machine} {v.benchmark} t{v.threads}: {runs} runs, "
+                     f"{failed} failed; {verdict_words(v)}")
+    return lines
+
+
+def verdict_words(verdict: Verdict) -> str:
+    """A cell's verdict in words (a row of ``verdicts.csv``)."""
+    v, baseline = verdict, verdict.baseline
+    if v.printed_implausible:
+        text = "no verdict: its printed times are not its runs' (the report says why)"
+    elif v.best:
+        named = experiment_name(v.best, v.stands_for.split())
+        speedup = f" {v.speedup_median:.3g}x" if v.speedup_median else ""
+        own = f"{named}{speedup} faster than {baseline} ☆" + (
+            ", a clear winner" if v.clear_winner else "")
+        text = (own.replace(" ☆", " ★ (report-wide)") if v.best_report == v.best else
+                f"{v.best_report} faster than {baseline} ★ (report-wide); by the cell's own "
+                f"verdict {own}" if v.best_report else f"{own} (this cell's own verdict)")
+    elif not v.tests:
+        text = "no verdict: too few usable runs"
+    else:
+        text = f"no strategy faster than {baseline}" + (
+            f" (it could have found {v.detectable:.3g}x)" if v.detectable else "")
+    return text + ("; its runs drift" if v.drift else "")
+
+
+def experiment_name(first: str, others: Sequence[str], most: int = 3) -> str:
+    """An experiment by its first strategy and the ones it stands for.
+
+    >>> experiment_name("compact", ["scatter", "s1", "s2", "s3"]), experiment_name("os", [])
+    ('compact (= scatter, s1, s2, ...)', 'os')
+    """
+    if not others:
+        return first
+    return f"{first} (= {', '.join(others[:most])}{', ...' if len(others) > most else ''})"
+
+
+def experiments(layout: Layout, strategies: Sequence[str]) -> list[str]:
+    """One line per measured (machine, threads): each experiment once, named by its first
+    strategy with the ones that ran it too in every benchmark, and its overall median
+    speedup over the baseline (the study's Table 1, ``stats/summary.txt``)."""
+    table, stats = Path(layout.all_runs), Path(layout.stats("json"))
+    if not table.is_file() or not stats.is_file():
+        return []
+    runs_of: dict[tuple, dict[str, dict[str, str]]] = {}
+    for record in read_runs([table]):
+        of = runs_of.setdefault((record.machine, record.threads), {})
+        for strategy in [record.strategy, *record.stands_for.split()]:
+            of.setdefault(strategy, {})[record.benchmark] = record.strategy
+    summary = formats.read("stats", json.loads(stats.read_text()), stats)["summary"]
+    speedup = {(row["machine"], int(row["threads"]), row["strategy"]):
+               row["overall_speedup_median"] for row in summary}
+    lines = []
+    for (machine, threads), of in runs_of.items():
+        groups: dict[tuple, list[str]] = {}
+        for strategy in sorted(of, key=lambda s: strategies.index(s) if s in strategies else 0):
+            groups.setdefault(tuple(sorted(of[strategy].items())), []).append(strategy)
+        parts = []
+        for first, *others in groups.values():
+            value = speedup.get((machine, threads, first))
+            parts.append(experiment_name(first, others)
+                         + (f" {value:.3g}" if isinstance(value, float) else ""))
+        lines.append(f"  {machine} t{threads}: {'; '.join(parts)}")
+    return lines
 
 
 def set_aside(layout: Layout, machines: list[str]) -> list[str]:

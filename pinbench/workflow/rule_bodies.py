@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from pinbench import events
 from pinbench.measure import environment
 from pinbench.measure.system import Snapshot
 from pinbench.native import NotBuilt
@@ -28,7 +29,7 @@ from pinbench.results.runs import read_runs, write_runs
 from pinbench.results.explained import read_explained
 from pinbench.topology import load, parse_xml, save
 from pinbench.trace.build import traced_build_flags
-from pinbench.workflow import building as build_stage, campaign
+from pinbench.workflow import building as build_stage, campaign, jobsettings
 from pinbench.workflow.places import check_on_node
 from pinbench.workflow.tracecache import traced_build_log
 from pinbench.stats import analyse as stats_analysis, explain as explain_stats
@@ -113,7 +114,8 @@ def building(config: dict, machine: campaign.Machine, wildcards, output: str,
         else None
     with build_stage.building(tree, layout.generated(wildcards.machine, tree),
                               lambda: campaign.build_sources(config, bench),
-                              lambda line: print(f"build {bench}: {line}", flush=True), copy):
+                              lambda line: events.tell(f"build {bench}: {line}", sys.stdout),
+                              copy):
         yield
     if traced:
         traced_build_done(bench, output, traced_build_log(config, wildcards.machine, bench))
@@ -142,9 +144,10 @@ def traced_build_done(bench: str, output: str, log: str) -> None:
     if Path(output).exists():
         return
     said = Path(log).read_text(errors="replace").splitlines()
-    print("\n".join(said[-20:]), file=sys.stderr)
-    print(f"build {bench} for tracing failed: the strategies that need its affinity matrix are "
-          f"left out, the others measured (log: {log})", file=sys.stderr, flush=True)
+    events.tell("\n".join(said[-20:]), sys.stderr)
+    events.tell(events.warning(f"build {bench} for tracing", "failed: the strategies that need "
+                               f"its affinity matrix are left out, the others measured (log: "
+                               f"{log})"), sys.stderr)
     traces.record_failed_build(output)
 
 
@@ -157,13 +160,15 @@ def runs_table(job_tables, table: str, summary: str) -> str:
     return text
 
 
-def analyse_options(config: dict) -> dict:
-    """The campaign settings the analyse rule passes to ``pinbench.stats.analyse.analyse``."""
+def analyse_options(config: dict, report_tests: int = 0) -> dict:
+    """The campaign settings the analyse rule passes to ``pinbench.stats.analyse.analyse``
+    (``report_tests``: :func:`pinbench.workflow.campaign.report_tests`)."""
     return {"campaign": config["campaign"], "baseline": config["baseline"],
             "confidence": config["confidence"], "benchmark_weights": config["weights"],
             "seed": config["seed"], "order": config["strategies"],
             "quiet_threshold": config["quiet"]["threshold"], "metric": config["metric"],
             "report_decision": config["report_decision"],
+            "sequential": jobsettings.sequential_design(config, report_tests, maximum=True),
             "time_shares": {name: bench["time_share_expected"]
                             for name, bench in config["benchmarks"].items()
                             if "time_share_expected" in bench}}
@@ -185,7 +190,7 @@ def runtimes(runs: str, outputs, params) -> None:
     rows = compare_compilers(read_runs([Path(runs)]), params.compiled, params.compilers,
                              params.alpha)
     write_runtimes(rows, Path(outputs.table), Path(outputs.text))
-    print(Path(outputs.text).read_text(), end="", flush=True)
+    events.tell(Path(outputs.text).read_text().rstrip("\n"), sys.stdout)
 
 
 def explain(inputs, outputs, baseline: str, confidence: float) -> None:
@@ -210,7 +215,7 @@ def models(runs: str, table: str, summary: str, extrap: str, horizon: int,
                               Path(table), Path(summary), Path(explain) if explain else None)
     Path(log).write_text(text)
     if text.startswith("no scalability models"):
-        print(f"WARNING: {text.splitlines()[0]}", flush=True)
+        events.tell(events.warning("", f"WARNING: {text.splitlines()[0]}"), sys.stdout)
 
 
 def write_plan(placement_files, output: str) -> None:

@@ -14,6 +14,10 @@ misbehaving quietly:
 - the ``Workflow`` properties read: ``scheduler``, ``dag``, ``dryrun`` and
   ``is_main_process`` (:func:`had_nothing_to_do`), ``overwrite_configfiles``
   (:func:`config_files`) and ``basedir`` (:func:`main_directory`);
+- a logger plugin registered by its module (``LoggerPluginRegistry().register_plugin``,
+  the interface's own registry) is offered by ``--logger`` to a Snakemake command line
+  parsed after it, and, writing to the stream, replaces Snakemake's listing
+  (:func:`use_logger`);
 - asked to stop (SIGINT: ``KeyboardInterrupt``; SIGTERM: the scheduler's own handler, set
   before ``onstart`` runs, in the main thread), Snakemake waits for its running local jobs,
   and signals none of them (:func:`forward_stops`); a job that never ends (a long build or
@@ -86,6 +90,19 @@ def exit_without_waiting() -> None:
         if isinstance(thread, threading.Timer):
             thread.cancel()
     gc.freeze()
+
+
+def use_logger() -> list[str]:
+    """Offer Snakemake pinbench's logger plugin (:mod:`pinbench.workflow.snakemake_logger`)
+    in this process, and return the options that make a Snakemake command line use it."""
+    from snakemake_interface_logger_plugins.common import logger_plugin_module_prefix
+    from snakemake_interface_logger_plugins.registry import LoggerPluginRegistry
+
+    from pinbench.workflow import snakemake_logger
+
+    LoggerPluginRegistry().register_plugin(
+        logger_plugin_module_prefix + snakemake_logger.NAME, snakemake_logger)
+    return ["--logger", snakemake_logger.NAME]
 
 
 def had_nothing_to_do(workflow) -> bool:

@@ -6,8 +6,10 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
+from pinbench import events
 from pinbench.measure import workdir
 from pinbench.place.registry import parse_strategy
 from pinbench.results import traces
@@ -50,8 +52,9 @@ def trace_cell(config: dict, wildcards, binary: str, matrix: str, log: str) -> N
             return
     traces.record_failure(matrix, why)
     Path(log).write_text(why + "\n")
-    print(f"trace {wildcards.bench} t{wildcards.n} failed: {why}; the strategies that need its "
-          "affinity matrix are left out there, the others measured", flush=True)
+    events.tell(events.warning(f"trace {wildcards.bench} t{wildcards.n}", f"failed: {why}; the "
+                               "strategies that need its affinity matrix are left out there, "
+                               "the others measured"), sys.stdout)
 
 
 def per_region(config: dict) -> bool:
@@ -114,7 +117,8 @@ def _trace(config: dict, wildcards, binary: str, matrix: str, log: str) -> None:
                                 exit_status=config["benchmarks"][wildcards.bench]["exit_status"],
                                 regions=regions_path(matrix) if regions else None)
             for warning in sidecar.get("warnings", []):
-                print(f"trace {wildcards.bench} t{wildcards.n}: WARNING: {warning}", flush=True)
+                events.tell(events.warning(f"trace {wildcards.bench} t{wildcards.n}:",
+                                           f"WARNING: {warning}"), sys.stdout)
             cached.parent.mkdir(parents=True, exist_ok=True)
             for path in [Path, *kept]:
                 shutil.copyfile(path(matrix), path(cached))

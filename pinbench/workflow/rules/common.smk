@@ -22,7 +22,7 @@ try:
     from pinbench.seeding import derive_seed
     from pinbench.workflow import accounting, campaign, config_file, jobsettings, outcome
     from pinbench.workflow import optional, places, rule_bodies, rule_settings, snakemake_adapter
-    from pinbench.workflow import tracecache
+    from pinbench.workflow import terminal, tracecache
     from pinbench.workflow.building import generated_files
     from pinbench.place.registry import rebound
     from pinbench.stats import analyse as stats_analysis, explain as stats_explain
@@ -31,6 +31,11 @@ except ImportError as exc:
     sys.exit(f"pinbench is not installed in this Python ({exc}): run `make setup`, "
              "then use .venv/bin/snakemake")
 
+#: What this call prints, at every verbosity (pinbench/workflow/terminal.py): every line
+#: below goes through it.
+TERMINAL = terminal.current()
+#: The command that started the call: run, or plan (only the plans are asked for).
+COMMAND = os.environ.get(terminal.COMMAND, "run")
 #: The project: relative paths of a campaign are read from here (``pinbench run`` names the
 #: directory it was started in; plain ``snakemake``, the main Snakefile's).
 PROJECT = Path(os.environ.get("PINBENCH_PROJECT") or snakemake_adapter.main_directory(workflow))
@@ -68,10 +73,12 @@ PLACES = places.places(MACHINES.values())
 LAYOUT = Layout.of(config["campaign"])
 PY = shlex.quote(sys.executable)
 MEASURED = [m for m in MACHINES.values() if m.measure]
+# the tests of the whole report: the sequential design's jobs decide at alpha over them
+REPORT_TESTS = campaign.report_tests(config, MACHINES)
 PLANNED = [m for m in MACHINES.values() if not m.measure]
 LEFT_OUT |= optional.left_out(config, MACHINES.values())
-for part in LEFT_OUT.values():
-    print(f"pinbench: {part.line()}", file=sys.stderr)
+for part in LEFT_OUT.values():  # said in the closing lines too
+    TERMINAL.detail(f"pinbench: {part.line()}", sys.stderr)
 # the campaign as this call runs it: without the explained runs, or with the verdicts on
 # time, when the tool or the counter is missing
 if "explain" in LEFT_OUT:
@@ -237,22 +244,38 @@ def all_targets():
 
 
 def print_summaries():
-    """Print the summaries and plans, measurements set aside, the parts of the campaign left
-    out (a missing optional tool: not a failure), then the report's path, at the end of a
-    successful run; exit 1 with one line when a cell has no usable run or a trace failed
-    (its strategies that need the matrix left out)."""
-    for target in all_targets():
-        if target.endswith(".txt") and Path(target).exists():
-            print(f"\n== {target}\n{Path(target).read_text()}")
+    """At the end of a successful call: each cell's verdict, each experiment once and where
+    the tables are (printed whole with -v), the notes and warnings, then the closing lines;
+    exit 1 with one line when a cell has no usable run or a trace failed (its strategies
+    that need the matrix left out). A plan prints its plans."""
+    TERMINAL.stop()
+    if COMMAND == "plan":
+        print_closing()
+        return
+    texts = [target for target in all_targets()
+             if target.endswith(".txt") and Path(target).exists()]
+    for target in texts:
+        TERMINAL.detail(f"\n== {target}\n{Path(target).read_text()}")
+    cells = outcome.cell_lines(LAYOUT)
+    if cells:
+        TERMINAL.say("cells (★ a winner report-wide, ☆ by the cell's own verdict only):")
+    for line in cells:
+        TERMINAL.say(line)
+    experiments = outcome.experiments(LAYOUT, STRATEGIES)
+    if experiments:
+        TERMINAL.say("experiments (identical placements measured once), median speedup over "
+                     f"{config['baseline']} over the benchmarks:")
+    for line in experiments:
+        TERMINAL.say(line)
+    if texts:
+        TERMINAL.say(f"tables: {', '.join(texts)}")
     if MEASURED and not MODELLED:  # too few thread counts for models, and why
-        print(f"\n{stats_models.unmodelled({m.name: m.threads for m in MEASURED})}")
+        TERMINAL.say(stats_models.unmodelled({m.name: m.threads for m in MEASURED}))
     for line in outcome.set_aside(LAYOUT, [m.name for m in MEASURED]):
-        print(f"WARNING: measurements set aside: {line}")
-    print(accounting.time_breakdown(LAYOUT, STARTED, system.process_age_s()))
-    for part in LEFT_OUT.values():
-        print(part.line())
-    print(outcome.where_and_what(LAYOUT, 1 - config["confidence"], FLAT))
-    snakemake_adapter.exit_without_waiting()
+        TERMINAL.warn(f"WARNING: measurements set aside: {line}")
+    for line in TERMINAL.warning_lines():
+        TERMINAL.say(line)
+    print_closing()
     failed = outcome.failed_cells(LAYOUT)
     problems = [f"{len(failed)} cell(s) without a usable run: "
                 f"{'; '.join(failed[:3])}{' ...' if len(failed) > 3 else ''}"] if failed else []
@@ -263,26 +286,65 @@ def print_summaries():
                  f"(the other results and the report are kept)")
 
 
-def print_system_checks():
-    """Before measuring: can the campaign's runs find a strategy faster, and is this machine
-    quiet and stable enough? Printed once per call."""
-    if MEASURED:
+def print_closing(layout=LAYOUT, jobs_ran=True):
+    """The closing lines, at every verbosity: the time by stage and where it went (when jobs
+    ran), the parts of the campaign left out, the campaign in one line and where its results
+    and report are. A plan prints each machine's placements first (not with -q), and where
+    they are instead of the campaign."""
+    plans = {machine: Path(layout.plan(machine)) for machine in MACHINES} \
+        if COMMAND == "plan" else {}
+    plans = {machine: plan for machine, plan in plans.items() if plan.is_file()}
+    for machine, plan in plans.items():
+        TERMINAL.say(f"machine {machine}:\n{plan.read_text().rstrip()}")
+    if jobs_ran:
+        TERMINAL.closing(accounting.time_breakdown(layout, STARTED, system.process_age_s()))
+    for part in LEFT_OUT.values():
+        TERMINAL.closing(part.line())
+    for plan in plans.values():
+        TERMINAL.closing(f"plan: {plan.resolve()}")
+    if COMMAND != "plan":
+        TERMINAL.closing(outcome.where_and_what(layout, 1 - config["confidence"], FLAT))
+    snakemake_adapter.exit_without_waiting()
+
+
+def print_start():
+    """Before the jobs run, once per call: the header; can the campaign's runs find a
+    strategy faster, and is this machine quiet and stable enough (every check with -v, its
+    problems otherwise)? Then the display."""
+    for line in outcome.header(config, MACHINES.values(), LAYOUT, COMMAND):
+        TERMINAL.say(line)
+    if MEASURED and COMMAND != "plan":
         warning = campaign.repetitions_warning(config, MACHINES)
         if warning:
-            print(f"pinbench: WARNING: {warning}")
+            TERMINAL.say(f"pinbench: WARNING: {warning}")
         for line in FLAT:
-            print(f"pinbench: {line}")
-        print("pinbench: this machine before measuring (pinbench system):")
+            TERMINAL.say(f"pinbench: {line}")
         checks = system.system_checks(window_s=0.3, since=CHECKS_SINCE)
-        print(system.format_checks(checks), end="")
+        TERMINAL.detail("pinbench: this machine before measuring (pinbench system):")
+        TERMINAL.detail(system.format_checks(checks).rstrip("\n"))
+        if TERMINAL.verbosity < 1:
+            for check in checks:
+                if not check.ok:
+                    TERMINAL.say(f"pinbench system: {check.name}: {check.value}"
+                                 + (f" -> {check.advice}" if check.advice else ""))
+    TERMINAL.start(Path(snakemake_adapter.STATE_DIR))
+
+
+def print_failure():
+    """At the end of a call whose jobs failed (Snakemake says which, and why): the display
+    stopped, and the warnings said once."""
+    TERMINAL.stop()
+    for line in TERMINAL.warning_lines():
+        TERMINAL.say(line)
 
 
 def print_when_nothing_to_do():
     """At exit of a call that had nothing to do (Snakemake runs no hook then): where the
-    results and the report are, and the campaign in one line."""
+    results and the report are, and the campaign in one line (a plan: its placements)."""
+    TERMINAL.stop()
     if snakemake_adapter.had_nothing_to_do(workflow):
-        print(outcome.where_and_what(RESULTS, 1 - config["confidence"], FLAT), flush=True)
-        snakemake_adapter.exit_without_waiting()
+        TERMINAL.say("nothing to do: every result is up to date")
+        print_closing(RESULTS, jobs_ran=False)
 
 
 atexit.register(print_when_nothing_to_do)

@@ -30,6 +30,7 @@ for place in PLACES:
                 input.placements,
                 input.topology,
                 MACHINES[wildcards.machine].threads,
+                REPORT_TESTS,
             ),
             settings=lambda wildcards: rule_settings.measure(
                 config,
@@ -38,6 +39,7 @@ for place in PLACES:
                 int(wildcards.n),
                 LAYOUT.binary(wildcards.machine, wildcards.bench),
                 MACHINES[wildcards.machine].threads,
+                REPORT_TESTS,
             ),
             explained=explained_option,
             command=lambda wildcards, input: jobsettings.run_command(

@@ -1,0 +1,165 @@
+"""The default campaign measured with the fixed design and with the sequential one, side by
+side in one call: runs, wall time, and whether the verdicts agree.
+
+Runs ``.venv/bin/snakemake --cores all`` on the campaign (config/config.yaml unless
+``--configfile``) twice from scratch, as campaigns ``<name>-fixed`` and
+``<name>-sequential`` (``design:`` set; their ``results/`` folders removed first, and left
+for a look), timing each call from outside (spawn to exit). Then, per design: the runs
+measured (the runs table's rows), the call's wall time and the measuring processes' own
+time (their accounts: :meth:`Layout.account`), the quiet waits; and per cell (machine,
+benchmark, threads) whether both designs name the same strategy faster, report-wide (★)
+and by the cell's own verdict (☆), or both none. Two campaigns measure different runs, under
+whatever load each met; so the sequential rule is also replayed on the fixed campaign's own
+runs (each strategy's in their order standing for its rounds), and its report-wide verdicts
+compared with the fixed design's on the same runs, as analysed today (one-sided) and with the
+sequential design's test at one look (two-sided with a sign).
+
+``--private-lock`` measures under a lock of its own, so that another campaign on a shared
+machine does not hold this one's jobs (their runs then overlap: say so beside the times).
+The simulation predicts the runs saved (``python -m pinbench.stats.simulate_sequential``);
+docs/performance.md records a call's figures.
+
+Usage: ``.venv/bin/python perf/sequential_design.py [--configfile FILE] [--private-lock]``
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from pinbench.results.layout import Layout
+from pinbench.workflow import campaign
+
+ROOT = Path(__file__).resolve().parent.parent
+DESIGNS = ("fixed", "sequential")
+
+
+def measure(config: dict, folder: Path, env: dict[str, str]) -> dict:
+    """One design's campaign from scratch: runs, wall time, accounts, verdicts by cell."""
+    layout = Layout.of(config["campaign"])
+    shutil.rmtree(ROOT / layout.root, ignore_errors=True)
+    path = folder / f"{config['campaign']}.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    start = time.monotonic()
+    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "snakemake"), "--cores", "all",
+                           "--configfile", str(path)], cwd=ROOT, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    wall = time.monotonic() - start
+    if proc.returncode != 0:
+        sys.exit(f"sequential_design: snakemake failed ({proc.returncode}):\n{proc.stdout[-3000:]}")
+    with open(ROOT / layout.all_runs, newline="") as handle:
+        runs = sum(1 for _ in csv.DictReader(handle))
+    with open(ROOT / layout.stats("verdicts"), newline="") as handle:
+        verdicts = {(row["machine"], row["benchmark"], row["threads"]): row
+                    for row in csv.DictReader(handle)}
+    accounts = [json.loads((ROOT / layout.account(*cell)).read_text()) for cell in verdicts
+                if (ROOT / layout.account(*cell)).exists()]
+    return {"runs": runs, "wall_s": wall, "verdicts": verdicts,
+            "measuring_s": sum(a.get("measuring_s", 0.0) for a in accounts),
+            "quiet_wait_s": sum(a.get("quiet_wait_s", 0.0) for a in accounts),
+            "decided": proc.stdout.count("every comparison decided after"),
+            "dropped": proc.stdout.count(" dropped: ")}
+
+
+def replay(config: dict, report_tests: int) -> tuple[dict, int]:
+    """The sequential design's job rule and analysis on the fixed campaign's runs: each
+    strategy's successful runs in their order stand for its rounds (the verdicts by cell, and
+    the runs the rule keeps)."""
+    from pinbench.results.runs import read_runs
+    from pinbench.stats.analyse import verdict_tables
+    from pinbench.stats.sequential import stopping_rounds
+
+    fixed = config | {"campaign": f"{config['campaign']}-fixed"}
+    records = read_runs([ROOT / Layout.of(fixed["campaign"]).all_runs])
+    alpha = 1 - config.get("confidence", 0.95)
+    design = {"baseline": config.get("baseline", "os"), "alpha": alpha / report_tests,
+              "maximum": config.get("repetitions", 35)}
+    kept = []
+    for cell in sorted({(r.machine, r.benchmark, r.threads) for r in records}):
+        runs = sorted((r for r in records if (r.machine, r.benchmark, r.threads) == cell
+                       and r.counts), key=lambda r: r.order_index)
+        mine = {s: [r for r in runs if r.strategy == s] for s in dict.fromkeys(
+            r.strategy for r in runs)}
+        if design["baseline"] not in mine or min(map(len, mine.values())) < design["maximum"]:
+            kept += runs  # failed runs: not replayed
+            continue
+        rounds = stopping_rounds(design["baseline"], {s: [r.time_s for r in rs]
+                                                      for s, rs in mine.items()},
+                                 design["maximum"], design["alpha"])
+        kept += [dataclasses.replace(r, repetition=k) for s, rs in mine.items()
+                 for k, r in enumerate(rs[:rounds[s]])]
+    verdicts, _ = verdict_tables(kept, design["baseline"], alpha,
+                                 order=config.get("strategies", ()), sequential=design)
+    # the same test at one look on every run: the fixed design, two-sided with a sign
+    two_sided, _ = verdict_tables(records, design["baseline"], alpha,
+                                  order=config.get("strategies", ()),
+                                  sequential=design | {"looks": 1})
+    return ({(v["machine"], v["benchmark"], str(v["threads"])): v for v in verdicts},
+            {(v["machine"], v["benchmark"], str(v["threads"])): v for v in two_sided},
+            len(kept))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configfile", help="the campaign (default: config/config.yaml)")
+    parser.add_argument("--private-lock", action="store_true",
+                        help="a machine lock of its own (others' measurements do not hold it)")
+    args = parser.parse_args()
+    config = yaml.safe_load(Path(args.configfile or ROOT / "config" / "config.yaml").read_text())
+    env = dict(os.environ)
+    loaded, machines = campaign.load_campaign(copy.deepcopy(config), ROOT)
+    found = {"report_tests": campaign.report_tests(loaded, machines)}
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.private_lock:
+            env["PINBENCH_LOCK"] = str(Path(tmp) / "machine.lock")
+        print(f"# {config['campaign']}, repetitions {config.get('repetitions', 35)}; lock "
+              f"{'private' if args.private_lock else 'shared'}; load average "
+              f"{os.getloadavg()[0]:.2f} before", flush=True)
+        for design in DESIGNS:
+            found[design] = measure(config | {"campaign": f"{config['campaign']}-{design}",
+                                              "design": design}, Path(tmp), env)
+            r = found[design]
+            print(f"{design:>10}: {r['runs']} runs, {r['wall_s']:.1f} s wall (measuring "
+                  f"{r['measuring_s']:.1f} s, quiet waits {r['quiet_wait_s']:.1f} s); cells "
+                  f"decided early {r['decided']}, strategies dropped {r['dropped']}; load "
+                  f"average {os.getloadavg()[0]:.2f} after", flush=True)
+    fixed, sequential = found["fixed"]["verdicts"], found["sequential"]["verdicts"]
+    cells = sorted(set(fixed) | set(sequential))
+    for column, mark in (("best_report", "report-wide"), ("best", "the cell's own")):
+        same = [c for c in cells if c in fixed and c in sequential
+                and fixed[c][column] == sequential[c][column]]
+        print(f"verdicts {mark}: the same in {len(same)} of {len(cells)} cells")
+        for cell in cells:
+            if cell not in same:
+                print(f"  {'/'.join(cell)}: fixed {fixed.get(cell, {}).get(column) or 'none'}, "
+                      f"sequential {sequential.get(cell, {}).get(column) or 'none'}")
+    replayed, two_sided, runs = replay(config, found["report_tests"])
+    print(f"the sequential rule replayed on the fixed campaign's runs (each strategy's in "
+          f"their order): {runs} of {found['fixed']['runs']} runs")
+    for name, other in (("fixed", fixed), ("fixed, two-sided", two_sided)):
+        same = [c for c in cells if c in other and c in replayed
+                and other[c]["best_report"] == replayed[c]["best_report"]]
+        print(f"  report-wide verdicts as the {name} design's on the same runs in {len(same)} "
+              f"of {len(cells)} cells"
+              + "".join(f"; {'/'.join(c)}: {name} {other[c]['best_report'] or 'none'}, "
+                        f"sequential {replayed.get(c, {}).get('best_report') or 'none'}"
+                        for c in cells if c not in same))
+    ratio = found["fixed"]["runs"] / max(found["sequential"]["runs"], 1)
+    wall = found["fixed"]["wall_s"] / max(found["sequential"]["wall_s"], 1e-9)
+    print(f"# fixed / sequential: runs {ratio:.2f}x, wall time {wall:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

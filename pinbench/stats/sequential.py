@@ -1,0 +1,338 @@
+"""The sequential design: a cell looks at its runs every few rounds and stops once decided.
+
+A measurement job of ``design: sequential`` runs in rounds (every measured experiment once
+per round, each round in a seeded random order: :func:`pinbench.measure.stopping.rounds_order`),
+and looks at its runs after rounds :func:`look_rounds` (five looks, the last at
+``repetitions``, the design's maximum). At each look, each experiment is compared with the
+baseline by the fixed design's test, Brunner and Munzel's by permutation
+(:func:`pinbench.stats.location.brunner_munzel`), two-sided with a sign: faster or slower,
+each side at half the level. A side's one-sided p-value at look j is compared with that
+look's nominal level from an alpha-spending function (Lan and DeMets, "Discrete sequential
+boundaries for clinical trials", Biometrika 70, 1983): the boundaries z_1..z_K solve
+P[Z_1 < z_1, ..., Z_{j-1} < z_{j-1}, Z_j >= z_j] = spent(t_j) - spent(t_{j-1}) on the
+canonical joint distribution of the standardised statistics (independent increments; Jennison
+and Turnbull, "Group Sequential Methods with Applications to Clinical Trials", 2000, ch. 7
+and 19: the recursive numerical integration there), at information fractions t_j = n_j / N.
+The default spending function is Lan-DeMets' O'Brien-Fleming type,
+spent(t) = 2 - 2 Phi(z_{1 - a/2} / sqrt t) for a one-sided level a: almost nothing is spent
+at the first looks, so the last look's boundary is nearly the fixed design's and the power
+nearly its own. (``pocock``: a ln(1 + (e - 1) t), spends more early.)
+
+**Multiplicity over the report.** Cells stop at different n, in separate jobs, so no job
+can know what Holm's step-down will let it spend. A job therefore decides each comparison
+at the level the report gives its first Holm step, alpha / m_report (m_report: every test
+of every cell, counted before measuring as for the warning of
+:mod:`pinbench.stats.attainable`): a comparison crossing there is rejected by the analysis
+whatever the others do. The analysis then applies Holm's step-down to the comparisons'
+**sequential p-values** (:func:`sequential_p`: the smallest level at which the comparison's
+group-sequential test rejects at one of the looks it reached). A group-sequential test
+rejects at a level as soon as at any smaller one, so this is Holm's procedure with each
+elementary test a group-sequential one, the graphical procedure of Maurer and Bretz
+("Multiple testing in group sequential trials using graphical approaches", Statistics in
+Biopharmaceutical Research 5, 2013) with Holm's graph: the family-wise error over the report
+stays at alpha, whatever the cells' stopping. A comparison that stops before its last look
+(its cell stopped, or it was dropped) has fewer chances to cross, never more, so stopping
+and dropping can only lower the error (a non-binding futility rule).
+
+**Dropping (racing, as F-race).** At a look, an experiment that the baseline, or the one
+with the smallest median run time, beats at the report's first level (two-sided,
+alpha / m_report) is dropped: it can no longer be the best. It is not measured again and
+its comparison keeps the looks it reached. A cell stops when every experiment left is
+decided against the baseline, or at its maximum.
+
+``python -m pinbench.stats.simulate_sequential`` measures both designs' error rates, power
+and runs (docs/statistics.md).
+"""
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+from scipy import optimize, stats
+
+from pinbench.stats.attainable import DRAWS
+from pinbench.stats.sample_size import MIN_N
+
+if TYPE_CHECKING:
+    from pinbench.stats.verdicts import Experiment
+
+#: Looks of a cell, the last at the design's maximum.
+LOOKS = 5
+#: Levels (one-sided) at which the nominal levels are tabulated, for :func:`sequential_p`.
+_LEVELS = np.logspace(-12, math.log10(0.5), 61)
+#: The numerical integration's grid: points per unit of z, and where the tails are cut
+#: (the standard normal's mass beyond them is below 1e-18 and 1e-32).
+_PER_UNIT, _LOW, _HIGH = 16, -9.0, 12.0
+#: The most random relabellings of one test at a look (its smallest p-value: 1 / this).
+MAX_DRAWS = 1_000_000
+
+
+def spent(t: float, alpha: float, spending: str = "obf") -> float:
+    """The one-sided error spent up to information fraction ``t`` (Lan-DeMets).
+
+    >>> round(spent(1.0, 0.025), 6), round(spent(0.5, 0.025), 6)
+    (0.025, 0.001525)
+    """
+    if t <= 0:
+        return 0.0
+    t = min(t, 1.0)
+    if spending == "obf":
+        return float(2 * stats.norm.sf(stats.norm.isf(alpha / 2) / math.sqrt(t)))
+    return alpha * math.log(1 + (math.e - 1) * t)
+
+
+def look_rounds(maximum: int, looks: int = LOOKS, first: int = 3) -> list[int]:
+    """The rounds after which a cell looks: every ceil(maximum / looks) rounds, at least
+    ``first`` (the verdict's least runs), the last at ``maximum``.
+
+    >>> look_rounds(35), look_rounds(10), look_rounds(3)
+    ([7, 14, 21, 28, 35], [3, 6, 9, 10], [3])
+    """
+    step = max(first, math.ceil(maximum / looks))
+    rounds = list(range(step, maximum, step))
+    return rounds + [maximum]
+
+
+def _simpson(z: np.ndarray) -> np.ndarray:
+    """Simpson's weights on an odd number of equally spaced points ``z``."""
+    h = (z[-1] - z[0]) / (len(z) - 1)
+    w = np.ones(len(z))
+    w[1:-1:2], w[2:-1:2] = 4, 2
+    return w * h / 3
+
+
+def _grid(upper: float) -> np.ndarray:
+    """The points of the continuation region below ``upper``, cut at the tails."""
+    upper = min(max(upper, _LOW + 1), _HIGH)
+    points = int((upper - _LOW) * _PER_UNIT) | 1
+    return np.linspace(_LOW, upper, max(points, 3))
+
+
+@functools.lru_cache(maxsize=4096)
+def boundaries(fractions: tuple[float, ...], alpha: float, spending: str = "obf"
+               ) -> tuple[float, ...]:
+    """The one-sided upper boundaries (z scale) of a design looking at ``fractions`` with
+    level ``alpha`` spent by ``spending`` (see the module's text); inf where a look spends
+    nothing."""
+    bounds: list[float] = []
+    density = weights = grid = None  # of Z_{j-1} on its continuation region
+    before, spent_before = 0.0, 0.0
+    for t in fractions:
+        share = spent(t, alpha, spending) - spent_before
+        if density is None:
+            c = float(stats.norm.isf(share)) if share > 0 else math.inf
+            grid = _grid(c)
+            density = stats.norm.pdf(grid)
+        else:
+            step = math.sqrt(t - before)
+
+            def crossing(c: float) -> float:
+                return float(weights @ (density * stats.norm.sf(
+                    (c * math.sqrt(t) - grid * math.sqrt(before)) / step)))
+
+            if share <= 0 or crossing(40.0) >= share:
+                c = math.inf
+            else:
+                c = optimize.brentq(lambda z: crossing(z) - share, -5.0, 40.0, xtol=1e-10)
+            new = _grid(c)
+            z = (new[:, None] * math.sqrt(t) - grid[None, :] * math.sqrt(before)) / step
+            kernel = np.exp(-0.5 * z * z) * (math.sqrt(t) / step / math.sqrt(2 * math.pi))
+            grid, density = new, kernel @ (weights * density)
+        weights = _simpson(grid)
+        bounds.append(c)
+        before, spent_before = t, spent(t, alpha, spending)
+    return tuple(bounds)
+
+
+def nominal(fractions: tuple[float, ...], alpha: float, spending: str = "obf"
+            ) -> tuple[float, ...]:
+    """The one-sided nominal level of each look: its p-value crosses when at most this."""
+    return tuple(float(stats.norm.sf(c)) for c in boundaries(fractions, alpha, spending))
+
+
+@functools.lru_cache(maxsize=64)
+def _table(fractions: tuple[float, ...], spending: str) -> np.ndarray:
+    """The nominal levels of every look (columns) at every level of :data:`_LEVELS` (rows)."""
+    return np.array([nominal(fractions, float(a), spending) for a in _LEVELS])
+
+
+def sequential_p(p_values: Sequence[float], fractions: tuple[float, ...],
+                 spending: str = "obf") -> float:
+    """The smallest two-sided level (twice the one-sided one) at which a side's
+    group-sequential test rejects, from its one-sided p-values at the first looks it reached.
+
+    Read from a table of levels (log-linear between its rows, a level of the table's next
+    row up when a p-value falls between: never smaller than the exact one by more than the
+    interpolation).
+    """
+    table = _table(fractions, spending)
+    best = 1.0
+    for j, p in enumerate(p_values):
+        column = table[:, j]
+        above = int(np.searchsorted(column, p, side="left"))
+        if above >= len(_LEVELS):
+            continue
+        if above == 0 or column[above] == p:
+            level = float(_LEVELS[above])
+        else:  # between two rows: log-linear in both
+            lo, hi = column[above - 1], column[above]
+            share = (math.log(p) - math.log(lo)) / (math.log(hi) - math.log(lo)) if lo > 0 else 1.0
+            level = float(math.exp(math.log(_LEVELS[above - 1]) + share * (
+                math.log(_LEVELS[above]) - math.log(_LEVELS[above - 1]))))
+        best = min(best, level)
+    return min(1.0, 2 * best)
+
+
+def fractions_of(rounds: Sequence[int], maximum: int) -> tuple[float, ...]:
+    """Information fractions of looks after ``rounds`` of a design of ``maximum`` rounds."""
+    return tuple(r / maximum for r in rounds)
+
+
+@dataclass
+class Comparison:
+    """One experiment's comparison with the baseline, look after look."""
+
+    faster: list[float] = field(default_factory=list)  #: one-sided p-values, faster side
+    slower: list[float] = field(default_factory=list)  #: slower side
+    decided: str = ""  #: "faster", "slower" or "" (not yet)
+    dropped: str = ""  #: why it was dropped, in words ("" while measured)
+
+    def p(self, fractions: tuple[float, ...], spending: str) -> tuple[float, float]:
+        """The sequential p-values (two-sided convention) of being faster and slower."""
+        return (sequential_p(self.faster, fractions, spending),
+                sequential_p(self.slower, fractions, spending))
+
+
+def draws_for(level: float) -> int:
+    """Random relabellings enough for a p-value to reach the one-sided ``level``: at least
+    the fixed design's (:data:`pinbench.stats.attainable.DRAWS`), at most :data:`MAX_DRAWS`
+    (a level below 2 / MAX_DRAWS cannot be reached: then the fixed design's)."""
+    return DRAWS if level < 2 / MAX_DRAWS else max(DRAWS, math.ceil(2 / level))
+
+
+def sides(base: Sequence[float], times: Sequence[float], draws: int = DRAWS
+          ) -> tuple[float, float]:
+    """One-sided permutation p-values of ``times`` being faster and slower than ``base``
+    (only the side the medians point to is computed; the other is 1)."""
+    return _sides(tuple(base), tuple(times), draws)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sides(base: tuple[float, ...], times: tuple[float, ...], draws: int) -> tuple[float, float]:
+    """:func:`sides`, kept: the analysis replays the looks the job made on the same runs."""
+    from pinbench.stats.location import brunner_munzel
+
+    x, y = np.array(base), np.array(times)
+    if np.median(y) <= np.median(x):
+        return brunner_munzel(x, y, draws)[0], 1.0
+    return 1.0, brunner_munzel(y, x, draws)[0]
+
+
+@dataclass
+class Cell:
+    """The sequential decision of one cell (:meth:`look` after each look's round)."""
+
+    baseline: str
+    experiments: list[str]  #: besides the baseline
+    maximum: int  #: the design's maximum rounds (``repetitions``)
+    alpha: float  #: the level each comparison is decided at: alpha / m_report
+    spending: str = "obf"
+    comparisons: dict[str, Comparison] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.comparisons = {name: Comparison() for name in self.experiments}
+        self.rounds = look_rounds(self.maximum)
+        self.fractions = fractions_of(self.rounds, self.maximum)
+
+    @property
+    def measured(self) -> list[str]:
+        """The experiments still measured, the baseline first."""
+        return [self.baseline] + [e for e in self.experiments if not self.comparisons[e].dropped]
+
+    def is_look(self, rounds: int) -> bool:
+        """Whether the cell looks after ``rounds`` rounds."""
+        return rounds in self.rounds
+
+    def look(self, rounds: int, times: dict[str, list[float]]) -> list[str]:
+        """Decide at the look after ``rounds`` rounds (one of :attr:`rounds`) from the
+        successful run times of every measured experiment (``times``, in round order);
+        return what changed, one line each."""
+        lines, at = [], self.rounds.index(rounds)
+        base = times[self.baseline]
+        remaining = self.measured[1:]
+        level = nominal(self.fractions, self.alpha / 2, self.spending)[at]
+        for name in remaining:
+            comparison = self.comparisons[name]
+            faster, slower = sides(base, times[name], draws_for(level)) \
+                if min(len(base), len(times[name])) >= MIN_N else (1.0, 1.0)
+            comparison.faster.append(faster)
+            comparison.slower.append(slower)
+            p_faster, p_slower = comparison.p(self.fractions, self.spending)
+            if not comparison.decided and min(p_faster, p_slower) <= self.alpha:
+                comparison.decided = "faster" if p_faster <= p_slower else "slower"
+                lines.append(f"{name} {comparison.decided} than {self.baseline} "
+                             f"(sequential p {min(p_faster, p_slower):.2g} <= {self.alpha:.2g})")
+        medians = {e: float(np.median(times[e])) for e in [self.baseline, *remaining]
+                   if len(times[e]) >= MIN_N}
+        best = min(medians, key=medians.get, default=self.baseline)
+        for name in remaining:
+            comparison = self.comparisons[name]
+            if comparison.decided == "slower":
+                comparison.dropped = f"slower than {self.baseline}"
+            elif name != best and best != self.baseline and name in medians and \
+                    sides(times[name], times[best], draws_for(level))[0] <= level:
+                comparison.dropped = f"cannot beat {best}"
+            if comparison.dropped:
+                lines.append(f"{name} dropped: {comparison.dropped}")
+        return lines
+
+    def done(self) -> bool:
+        """Whether every experiment still measured is decided against the baseline."""
+        return all(self.comparisons[e].decided for e in self.measured[1:])
+
+
+def stopping_rounds(baseline: str, times: dict[str, list[float]], maximum: int, alpha: float
+                    ) -> dict[str, int]:
+    """The rounds each experiment of a cell runs under the job's rule (:class:`Cell`), from
+    every experiment's run times of all ``maximum`` rounds in round order (a simulation, or a
+    fixed-design campaign replayed)."""
+    cell = Cell(baseline, [s for s in times if s != baseline], maximum, alpha)
+    done = dict.fromkeys(times, maximum)
+    for n in cell.rounds[:-1]:
+        measured = cell.measured
+        cell.look(n, {s: times[s][:n] for s in measured})
+        for s in measured[1:]:
+            if cell.comparisons[s].dropped:
+                done[s] = n
+        if cell.done():
+            return {s: min(done[s], n) for s in times}
+    return done
+
+
+def analysis_test(design: dict) -> Callable[[Experiment, Experiment], float]:
+    """The analysis' p-value of an experiment being faster than the baseline under the
+    sequential ``design`` (:func:`pinbench.workflow.jobsettings.sequential_design`, with its
+    ``maximum``; ``looks``: how many, default :data:`LOOKS`; at 1, the fixed design's test,
+    two-sided with a sign): the looks the job made, replayed on both experiments' runs (those of the
+    rounds before each look) with the job's relabellings, read as :func:`sequential_p`."""
+    rounds = look_rounds(design["maximum"], design.get("looks", LOOKS))
+    fractions = fractions_of(rounds, design["maximum"])
+    spending = design.get("spending", "obf")
+    levels = nominal(fractions, design["alpha"] / 2, spending)
+
+    def faster(base: Experiment, other: Experiment) -> float:
+        reached = min(max(base.rounds, default=-1), max(other.rounds, default=-1)) + 1
+        p_values = []
+        for n, level in zip(rounds, levels):
+            if n > reached:
+                break
+            x = [t for t, r in zip(base.times, base.rounds) if r < n]
+            y = [t for t, r in zip(other.times, other.rounds) if r < n]
+            p_values.append(sides(x, y, draws_for(level))[0] if min(len(x), len(y)) >= MIN_N
+                            else 1.0)
+        return sequential_p(p_values, fractions, spending)
+    return faster

@@ -1,0 +1,179 @@
+"""Error rates, power and runs of the sequential design against the fixed one, by simulation.
+
+``python -m pinbench.stats.simulate_sequential [--grid small|full] [--processes P]``.
+
+The same shape as :mod:`pinbench.stats.simulate`: a simulated campaign is ``cells``
+measurement jobs of a baseline and ``strategies`` others, run times
+``factor x exp(spread x z)`` with z standard normal; a planted strategy is faster (factor
+< 1) or slower (> 1) in every cell, the others equal the baseline. Each campaign is measured
+twice from the same stream of noise:
+
+- **fixed**: every strategy ``n`` times; analysed as campaigns are today (one-sided
+  Brunner-Munzel by permutation, Holm over the report: ``fixed, one-sided``), and with the
+  sequential design's test at one look (two-sided with a sign, each side at alpha / 2:
+  ``fixed, two-sided``), the like-for-like comparison;
+- **sequential**: the job's rule (:func:`pinbench.stats.sequential.stopping_rounds`: looks every
+  n / 5 rounds, O'Brien-Fleming-type spending at alpha / m_report per comparison, drops),
+  then the analysis' replay of its looks (:func:`pinbench.stats.sequential.analysis_test`)
+  with Holm over the report.
+
+Printed per condition and design: the share of campaigns whose report-wide decision names
+a strategy faster that is not (the family-wise error over the report, a planted slower one
+included), the share of planted faster strategies found report-wide (power), and the runs
+per strategy and cell, each share with its Wilson interval
+(:func:`pinbench.stats.proportion.wilson_interval`). docs/statistics.md records the figures.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pinbench.results.runs import RunRecord
+from pinbench.stats.analyse import verdict_tables
+from pinbench.stats.proportion import wilson_interval
+from pinbench.stats.sequential import look_rounds, stopping_rounds
+from pinbench.stats.simulate import BASELINE, _record
+
+DESIGNS = ("fixed, one-sided", "fixed, two-sided", "sequential")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One simulated campaign design (as :class:`pinbench.stats.simulate.Condition`)."""
+
+    name: str
+    cells: int = 6  #: measurement jobs
+    strategies: int = 4  #: besides the baseline
+    n: int = 35  #: repetitions: the fixed design's, the sequential design's maximum
+    spread: float = 0.05  #: spread of the log run times
+    #: planted strategy -> its run time over the baseline's (< 1: faster)
+    planted: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        return [f"s{k}" for k in range(1, self.strategies + 1)]
+
+
+def _times(condition: Condition, rng: np.random.Generator) -> dict[str, list[float]]:
+    """Every strategy's ``n`` run times of one cell, in round order."""
+    return {s: list(condition.planted.get(s, 1.0)
+                    * np.exp(condition.spread * rng.standard_normal(condition.n)))
+            for s in [BASELINE, *condition.names]}
+
+
+def _records(bench: str, times: dict[str, list[float]], rounds: dict[str, int]
+             ) -> list[RunRecord]:
+    """The runs of the first ``rounds[s]`` rounds of each strategy, as a job records them."""
+    pus = {s: "" if s == BASELINE else f"{k} {k + 1}" for k, s in enumerate(times)}
+    return [_record(bench, s, r, r * len(times) + k, times[s][r], pus[s], "")
+            for k, s in enumerate(times) for r in range(rounds[s])]
+
+
+def one_campaign(condition: Condition, alpha: float, seed: int) -> dict[str, tuple]:
+    """(false claims, planted found, runs) of each design on one simulated campaign."""
+    rng = np.random.default_rng(seed)
+    level = alpha / (condition.cells * condition.strategies)
+    fixed, sequential = [], []
+    for cell in range(condition.cells):
+        times = _times(condition, rng)
+        fixed += _records(f"b{cell}", times, dict.fromkeys(times, condition.n))
+        sequential += _records(f"b{cell}", times, stopping_rounds(BASELINE, times, condition.n,
+                                                                     level))
+    design = {"baseline": BASELINE, "alpha": level, "maximum": condition.n}
+    order = [BASELINE, *condition.names]
+    faster = {s for s, f in condition.planted.items() if f < 1}
+    out = {}
+    for name, records, settings in (("fixed, one-sided", fixed, None),
+                                    ("fixed, two-sided", fixed, design | {"looks": 1}),
+                                    ("sequential", sequential, design)):
+        _, comparisons = verdict_tables(records, BASELINE, alpha, order=order,
+                                        sequential=settings)
+        false = any(c["faster_report"] and c["experiment"] not in faster for c in comparisons)
+        found = sum(c["faster_report"] for c in comparisons if c["experiment"] in faster)
+        out[name] = (false, found, len(records) / (condition.cells * (condition.strategies + 1)))
+    return out
+
+
+def measure(condition: Condition, campaigns: int, alpha: float = 0.05, seed: int = 1,
+            processes: int = 1) -> dict[str, dict]:
+    """Per design: ``false`` (share of campaigns with a false claim report-wide), ``power``
+    (share of planted faster strategies found report-wide; None when none is planted),
+    ``runs`` (mean runs per strategy and cell), with the counts behind them; ``processes``:
+    campaigns simulated side by side."""
+    seeds = [seed * 100_003 + k for k in range(campaigns)]
+    with ProcessPoolExecutor(processes) if processes > 1 else _Serial() as pool:
+        results = list(pool.map(one_campaign, [condition] * campaigns, [alpha] * campaigns,
+                                seeds))
+    planted = sum(f < 1 for f in condition.planted.values()) * condition.cells * campaigns
+    rates = {}
+    for design in DESIGNS:
+        false = sum(r[design][0] for r in results)
+        found = sum(r[design][1] for r in results)
+        rates[design] = {"false": false / campaigns, "false_count": false,
+                         "power": found / planted if planted else None, "found": found,
+                         "planted": planted, "campaigns": campaigns,
+                         "runs": float(np.mean([r[design][2] for r in results]))}
+    return rates
+
+
+class _Serial:
+    """A pool of one: this process."""
+
+    def __enter__(self) -> "_Serial":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    @staticmethod
+    def map(function, *arguments):
+        return map(function, *arguments)
+
+
+def grid(name: str) -> list[tuple[Condition, int]]:
+    """The conditions and how many campaigns each: ``small`` (2.5 minutes with two
+    processes), ``full`` (35 minutes with two, on the loaded 2-core VM)."""
+    campaigns = 40 if name == "full" else 8
+    return [(Condition("H0: nothing differs"), 4 * campaigns),
+            (Condition("s1 2% faster", planted={"s1": 0.98}), campaigns),
+            (Condition("s1 5% faster", planted={"s1": 0.95}), campaigns),
+            (Condition("s1 10% faster", planted={"s1": 0.90}), campaigns),
+            (Condition("partial: s1 10% faster, s2 5% slower",
+                       planted={"s1": 0.90, "s2": 1.05}), campaigns)]
+
+
+def _share(count: int, total: int) -> str:
+    low, high = wilson_interval(count, total)
+    return f"{count / total:.1%} [{low:.1%}, {high:.1%}]"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print both designs' error rates, power and runs over simulated campaigns."""
+    parser = argparse.ArgumentParser(prog="python -m pinbench.stats.simulate_sequential",
+                                     description=main.__doc__)
+    parser.add_argument("--grid", choices=("small", "full"), default="full")
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=1)
+    args = parser.parse_args(argv)
+    first = grid(args.grid)[0][0]
+    print(f"# {args.grid} grid, alpha = {args.alpha}: {first.cells} cells x {first.strategies} "
+          f"strategies and a baseline, spread {first.spread:.0%}, n = {first.n} (the sequential "
+          f"design's maximum; looks after rounds {look_rounds(first.n)})")
+    print("condition | design | campaigns with a false claim report-wide | planted found "
+          "report-wide | runs per strategy and cell")
+    for k, (condition, campaigns) in enumerate(grid(args.grid)):
+        rates = measure(condition, campaigns, args.alpha, args.seed + k, args.processes)
+        for design, r in rates.items():
+            power = _share(r["found"], r["planted"]) if r["planted"] else "-"
+            print(f"{condition.name} | {design} | {_share(r['false_count'], campaigns)} | "
+                  f"{power} | {r['runs']:.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
