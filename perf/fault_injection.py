@@ -75,7 +75,7 @@ import yaml
 from pinbench import full_disk
 from pinbench.measure.cli import MIN_FREE_BYTES
 from pinbench.measure.interrupt import descendants
-from pinbench.measure.journal import finished_runs, read_lines
+from pinbench.results.journals import finished_runs, read_lines
 from pinbench.measure.launcher import GRACE_S
 from pinbench.results.layout import Layout
 from pinbench.results.runs import RunRecord, read_runs

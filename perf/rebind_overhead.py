@@ -32,7 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pinbench.measure import rebind
+from pinbench.measure import rebind, rebind_cost
 
 PROGRAM = r"""
 #include <omp.h>
@@ -113,7 +113,7 @@ def main() -> int:
             f"{'':>11}"
         print(f"{name:>12} {median * 1e6:12.2f} {extra * 1e6:9.2f} "
               f"{extra / args.threads * 1e6:11.2f} {inside}")
-    cost = rebind.calibrate(Path(rebind.shim()), folder, lambda line: None)
+    cost = rebind_cost.calibrate(Path(rebind.shim()), folder, lambda line: None)
     if cost:
         print(f"calibrated: {cost['per_call_s'] * 1e6:.2f} us per sched_setaffinity, "
               f"{cost['per_instance_s'] * 1e6:.2f} us per re-binding of {cost['threads']} "

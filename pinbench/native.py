@@ -14,7 +14,7 @@
 - ``pin`` (trace/pintools/pin/): the Intel Pin tracer's tool;
 - ``rebind`` (measure/rebind.c): the shim that re-binds threads per parallel region
   (:mod:`pinbench.measure.rebind`), preloaded in the runs of per-region placements; setup
-  also measures the cost of a re-binding with it (:func:`pinbench.measure.rebind.calibrate`).
+  also measures the cost of a re-binding with it (:func:`pinbench.measure.rebind_cost.calibrate`).
 
 **Where.** Never in the package's folders, which may be read-only: in
 ``<sys.prefix>/lib/pinbench/native/`` (the virtual environment pinbench is installed in), or
@@ -409,9 +409,9 @@ def setup(say: Callable[[str], None] = print) -> int:
                     _BUILD_FOLDER.fullmatch(old.name) or old.name.startswith(".")):
                 shutil.rmtree(old, ignore_errors=True)
         if "path" in manifest["rebind"]:
-            from pinbench.measure import rebind  # ctypes: only when the shim is built
+            from pinbench.measure.rebind_cost import calibrate  # only when the shim is built
 
-            rebind.calibrate(folder / manifest["rebind"]["path"], folder, say)
+            calibrate(folder / manifest["rebind"]["path"], folder, say)
     said = [f"built {', '.join(done)}"] if done else []
     said += [f"up to date: {', '.join(up_to_date)}"] if up_to_date else []
     if said:

@@ -1,10 +1,13 @@
 """The layout's promises: the measuring process loads no placement algorithm, a Snakemake call
-loads no numerical library of pinbench's, and each fact (a strategy name, the results layout,
-the runs table) has one home."""
+loads no numerical library of pinbench's, no module of pinbench imports itself through others
+(no import circle) and the results stage imports nothing of the measure stage, and each fact
+(a strategy name, the results layout, the runs table) has one home."""
+import ast
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -144,3 +147,103 @@ def test_the_layout_reads_back_what_it_writes():
         "results/c/{machine}/logs/measure/{bench}/t{n}.log"
     assert layout.log(None, "report") == "results/c/logs/report.log"
     assert layout.sidecar("m", "b", 4) == "results/c/m/affinity/b/t4.json"
+
+
+def module_name(path: Path) -> str:
+    """The module a file of the package is: ``pinbench/results/layout.py`` is
+    ``pinbench.results.layout``, a package's ``__init__.py`` the package."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def imported(tree: ast.Module, name: str, is_package: bool, modules: set[str]) -> set[str]:
+    """The pinbench modules module ``name`` imports: every ``import`` statement in it, at module
+    level and inside functions and classes alike, but those under ``if TYPE_CHECKING:``
+    (annotations only: never run). ``from pinbench.x import y`` imports ``pinbench.x.y`` when
+    that is a module, else ``pinbench.x``; the packages above a module hold no imports."""
+    found = set()
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if _type_checking(node):
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the module's package up
+                package = name.split(".")[:len(name.split(".")) - (not is_package)]
+                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+            found |= {f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                      for alias in node.names}
+    return {module for module in found if module in modules} - {name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every module of the package pinbench -> the pinbench modules it imports
+    (:func:`imported`), read from the sources (nothing is imported)."""
+    files = {module_name(path): path for path in (ROOT / "pinbench").rglob("*.py")}
+    modules = set(files)
+    return {name: imported(ast.parse(path.read_text()), name, path.name == "__init__.py",
+                           modules) for name, path in files.items()}
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm): each
+    a set of modules that import one another, in a circle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in graph[module]:
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = stack[stack.index(module):]
+            del stack[stack.index(module):]
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_the_import_graph_finds_a_circle():
+    """The graph and its circles, checked on a package made for it: a circle through a
+    function-level import and a relative import is found, an import for annotations only
+    is none."""
+    graph = {"p.a": {"p.b"}, "p.b": {"p.c"}, "p.c": {"p.a"}, "p.d": {"p.a"}, "p.e": set()}
+    assert import_circles(graph) == [["p.a", "p.b", "p.c"]]
+    source = ("from typing import TYPE_CHECKING\nfrom . import b\nif TYPE_CHECKING:\n"
+              "    from pinbench.x import c\ndef f():\n    import pinbench.x.d\n")
+    assert imported(ast.parse(source), "pinbench.x.a", False,
+                    {"pinbench.x.a", "pinbench.x.b", "pinbench.x.c", "pinbench.x.d"}) == \
+        {"pinbench.x.b", "pinbench.x.d"}
+
+
+def test_no_module_of_pinbench_imports_itself_through_others():
+    """No import circle in the package (module-level and function-level imports counted),
+    and the results stage never imports the measure stage: the measuring process writes
+    results through :mod:`pinbench.results`, not the other way round."""
+    graph = import_graph()
+    assert {"pinbench.results.layout", "pinbench.measure.job"} <= set(graph)
+    assert import_circles(graph) == []
+    into_measure = {module: sorted(m for m in imports if m.startswith("pinbench.measure"))
+                    for module, imports in graph.items()
+                    if module.startswith("pinbench.results")}
+    assert {module: found for module, found in into_measure.items() if found} == {}

@@ -14,7 +14,7 @@ from test_interrupts import measuring_command, wait_for
 
 from pinbench import full_disk
 from pinbench.measure.cli import MIN_FREE_BYTES
-from pinbench.measure.journal import read_lines
+from pinbench.results.journals import read_lines
 from pinbench.results.runs import read_runs
 
 

@@ -27,11 +27,12 @@ from conftest import helper, run_campaign
 
 from pinbench.measure.explain import explain_environment, read_record
 from pinbench.measure.job import T1_RUN
-from pinbench.measure.journal import read_lines
+from pinbench.results.journals import read_lines
 from pinbench.results.formats import CURRENT
 from pinbench.results.runs import RUN_COLUMNS, RunRecord, read_runs
 from pinbench.workflow.campaign import ConfigError, load_campaign
-from pinbench.stats.explain import MIN_SHARE, decompose, explain_table, reproduction
+from pinbench.stats.explain import (MIN_SHARE, decompose, explain_table, explanation,
+                                    reproduction)
 
 PLANTED = str(ROOT / "tests" / "data" / "ompt" / "planted.c")
 
@@ -247,7 +248,7 @@ def test_explained_runs_that_do_not_reproduce_the_timing_runs_explain_nothing(ke
     compact = table["compact"]
     assert compact["reproduces"] is False and compact["time_s"] >= 0.2, compact
     assert "do not reproduce the timed behaviour" in compact["not_applicable"]
-    text = reading(list(table.values()), "os", {"best": "compact"})
+    text = reading([explanation(row) for row in table.values()], "os", "compact")
     assert text.startswith("Not applicable to compact against os: for compact, the explained "
                            "runs took 0.21"), text
 
@@ -277,7 +278,7 @@ def test_a_reading_names_only_differences_that_are_measurable():
     row = next(r for r in table if r["strategy"] == "compact")
     assert row["lower"] == "inflation" and row["higher"] == ""
     assert row["d_idle_low"] > 0 and row["d_idle"] < MIN_SHARE * 2 * 1.0  # beyond noise, tiny
-    text = reading(table, "os", {"best": "compact"})
+    text = reading([explanation(row) for row in table], "os", "compact")
     assert text.startswith("compact beats os here through lower work inflation (0.2 thread-s ["), \
         text
     assert "idle" not in text
@@ -286,17 +287,17 @@ def test_a_reading_names_only_differences_that_are_measurable():
 def test_a_reading_says_when_the_explained_runs_show_no_difference_or_the_opposite():
     from pinbench.stats.explain_readings import reading
     same = [jitter(1.0, k, 0.05) for k in range(10)]
-    table = explain_table(synthetic("os", same, [0.1] * 10)
-                          + synthetic("compact", same[::-1], [0.1] * 10), [])
-    assert reading(table, "os", {"best": "compact"}).startswith(
+    table = [explanation(row) for row in explain_table(
+        synthetic("os", same, [0.1] * 10) + synthetic("compact", same[::-1], [0.1] * 10), [])]
+    assert reading(table, "os", "compact").startswith(
         "No measurable difference between compact and os in the explained runs over the whole "
         "run (compact's P·T_P 0 thread-s [")
-    assert reading(table, "os", {"best": ""}) == ("The timing runs find no strategy faster than "
-                                                  "os here: nothing to explain.")
+    assert reading(table, "os", "") == ("The timing runs find no strategy faster than os "
+                                        "here: nothing to explain.")
     slower = explain_table(synthetic("os", [jitter(1.0, k) for k in range(10)], [0.1] * 10)
                            + synthetic("compact", [jitter(1.3, k) for k in range(10)],
                                        [0.1] * 10), [])
-    assert reading(slower, "os", {"best": "compact"}).startswith(
+    assert reading([explanation(row) for row in slower], "os", "compact").startswith(
         "Not applicable: over the whole run, the explained runs show os faster than compact")
 
 

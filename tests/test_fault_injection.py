@@ -12,7 +12,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-from pinbench.measure.journal import read_lines
+from pinbench.results.journals import read_lines
 
 SCRIPT = ROOT / "perf" / "fault_injection.py"
 

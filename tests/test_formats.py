@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import DATA
 
+from pinbench.measure import legacy
 from pinbench.measure.job import Job
 from pinbench.measure.journal import Journal
 from pinbench.measure.settings import JobSettings
-from pinbench.report.campaign_data import read_json
+from pinbench.report.campaign_results import read_json
 from pinbench.results import formats
 from pinbench.results.explained import read_explained
 from pinbench.results.layout import Layout
@@ -80,7 +81,7 @@ def test_a_journal_of_version_1_resumes_in_a_project_moved_elsewhere(tmp_path, m
     header = lines(path)[0]
     assert "format" not in header and job.fingerprint_parts() == header["parts"]
     journal = Journal(path, job.fingerprint(), {"parts": job.fingerprint_parts()},
-                      lambda found: formats.read("journal", found, path, job=job))
+                      lambda found: legacy.read_header(found, path, job))
     assert journal.set_aside is None and len(journal.runs) == 3
     assert journal.header == header and journal.header.get("merged", True)
     journal.close()
@@ -109,8 +110,7 @@ def test_an_explained_journal_of_version_1_resumes_in_a_project_moved_elsewhere(
 
     def opened(job_: Job) -> Journal:
         return Journal(path, formats.digest([timing, job_.explained_plan()]),
-                       migrate=lambda found: formats.read("journal", found, path, job=job_,
-                                                          timing=timing))
+                       migrate=lambda found: legacy.read_header(found, path, job_, timing))
 
     assert job.explained_plan()["t1_argv"] == ["{binary}", "quick"]
     journal = opened(job)

@@ -16,7 +16,7 @@ from conftest import ROOT, campaign_command, run_campaign
 from test_launcher import _alive
 
 from pinbench.measure import interrupt
-from pinbench.measure.journal import read_lines
+from pinbench.results.journals import read_lines
 from pinbench.results.runs import read_runs
 from pinbench.workflow import snakemake_adapter
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from conftest import ROOT
 
-from pinbench.measure.journal import CHUNK, Journal, finished_runs, read_lines
+from pinbench.measure.journal import CHUNK, Journal
+from pinbench.results.journals import finished_runs, read_lines
 from pinbench.measure.progress import journaled_runs
 from pinbench.results.layout import Layout
 

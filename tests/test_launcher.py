@@ -17,9 +17,9 @@ from pinbench.measure import verify
 from pinbench.measure.job import Job, measure_one, run_order
 from pinbench.measure.journal import Journal
 from pinbench.measure.launcher import Launcher
+from pinbench.measure.legacy import legacy_fingerprint, read_header
 from pinbench.measure.spawn import base_environment, run_once
 from pinbench.measure.system import shortest_share_s
-from pinbench.results import formats
 from pinbench.results.placements import Placement
 from pinbench.topology import topology_xml
 
@@ -191,20 +191,19 @@ def test_fingerprints_of_journals_already_written_do_not_drift(tmp_path, monkeyp
     Path("topology.xml").write_text(topology_xml("Package:1 Core:2 PU:1"))
     placed = dataclasses.replace(fixed(pus), topology="topology.xml")
     spec = job(Path("prog"), {"compact": placed}, threads=threads, env={"A": "1"})
-    assert spec.fingerprint() == fingerprint and formats.legacy_fingerprint(spec) == legacy
+    assert spec.fingerprint() == fingerprint and legacy_fingerprint(spec) == legacy
     moved = job(Path("prog").resolve(), {"compact": placed}, threads=threads, env={"A": "1"})
     assert moved.fingerprint() == fingerprint
     old = {"fingerprint": legacy, "created": 1.0}  # a version 1 header, before the parts
-    assert formats.read("journal", old, "j", job=moved) == {"fingerprint": fingerprint,
-                                                             "created": 1.0}
+    assert read_header(old, "j", moved) == {"fingerprint": fingerprint, "created": 1.0}
     retraced = job(Path("prog").resolve(), {"compact": dataclasses.replace(placed, J=3.5)},
                    threads=threads, env={"A": "1"})
     assert retraced.fingerprint() == fingerprint
     statuses = job(Path("prog"), {"compact": placed}, threads=threads, env={"A": "1"},
                    exit_status=[0, 1])
-    assert formats.read("journal", old, "j", job=statuses) == old  # legacy knew no statuses
+    assert read_header(old, "j", statuses) == old  # legacy knew no statuses
     Path("topology.xml").unlink()  # its pairs' levels unknown: another hash, set aside
-    assert formats.read("journal", old, "j", job=moved) == old
+    assert read_header(old, "j", moved) == old
 
 
 def test_a_changed_measurement_says_what_changed(tmp_path, monkeypatch):

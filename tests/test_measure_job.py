@@ -11,11 +11,10 @@ import pytest
 from test_launcher import TWO_PUS, job, placement
 
 import pinbench.measure.job as measuring
-from pinbench.measure import outputs
+from pinbench.measure import legacy, outputs
 from pinbench.measure.job import run_job
 from pinbench.measure.journal import Journal
 from pinbench.measure.launcher import TIMER
-from pinbench.results import formats
 from pinbench.results.runs import read_runs
 from pinbench.stats.analyse import verdict_tables
 
@@ -76,7 +75,7 @@ def test_a_journal_from_before_the_merge_goes_on_measuring_every_strategy(spin_b
     first = run_job(job(spin_binaries["gcc"], PLACEMENTS, repetitions=2, quiet=QUIET),
                     tmp_path / "other.jsonl", tmp_path / "o.csv", str(tmp_path / "lock"), silent)
     # a version 1 journal (no format), as written before the merge: a header, one run
-    header = {"fingerprint": formats.legacy_fingerprint(spec, merged=False), "created": 1.0}
+    header = {"fingerprint": legacy.legacy_fingerprint(spec, merged=False), "created": 1.0}
     run = next(r for r in first if r.strategy == "scatter").as_row()
     (tmp_path / "j.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(run) + "\n")
     said = []

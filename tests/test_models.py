@@ -7,6 +7,7 @@ import pytest
 from conftest import ROOT, run_record
 from optional_tools import COMPILERS
 
+from pinbench.stats.cells import describe_cells
 from pinbench.stats.models import (MAX_SMAPE, Formula, ModelError, extrap_path, model_rows,
                                    models, read_models)
 
@@ -72,11 +73,11 @@ def test_a_model_that_does_not_predict_its_points_is_refused(tmp_path):
             for p in range(1, 6) for k in range(7)]
     text = models(step + planted(counts=[1, 2, 3, 4, 5]), EXTRAP, 5, {"m": 2},
                   tmp_path / "m.csv", tmp_path / "m.txt")
-    found = [r for r in read_models(tmp_path / "m.csv") if r["benchmark"] == "step"
-             and r["quantity"].endswith("_median")]
-    assert len(found) == 2 and all(r["model"] and r["reliable"] == "False" for r in found)
-    assert not any(r["selected"] or r["best_threads"] for r in found)
-    assert all(float(r["smape"]) > MAX_SMAPE for r in found)
+    found = [r for r in read_models(tmp_path / "m.csv") if r.benchmark == "step"
+             and r.quantity.endswith("_median")]
+    assert len(found) == 2 and all(r.model and r.reliable is False for r in found)
+    assert not any(r.selected or r.best_threads for r in found)
+    assert all(r.smape > MAX_SMAPE for r in found)
     [line] = [x for x in text.splitlines() if x.startswith("m/step os: ")]
     assert "time_median: no reliable model: cross-validated SMAPE" in line and \
         "cost_median: no reliable model" in line
@@ -127,7 +128,7 @@ def test_fewer_than_five_thread_counts_get_no_model(tmp_path):
     text = models(planted(counts=[1, 2, 4, 8]), EXTRAP, 8, {}, tmp_path / "m.csv",
                   tmp_path / "m.txt")
     found = read_models(tmp_path / "m.csv")
-    assert len(found) == 3 and not any(r["model"] for r in found)
+    assert len(found) == 3 and not any(r.model for r in found)
     # one line per benchmark, the strategies that share the reason in it
     assert "m/overhead compact: 4 thread counts: Extra-P needs at least 5; no model" in text
 
@@ -135,11 +136,8 @@ def test_fewer_than_five_thread_counts_get_no_model(tmp_path):
 def test_a_report_without_models_says_why(tmp_path):
     """Too few thread counts on every machine: the models rule does not run, and the report's
     models section (and the terminal, through the same words) says why."""
-    from types import SimpleNamespace
-
     from pinbench.report.campaign_data import model_sections
-    layout = SimpleNamespace(models=tmp_path / "m.csv", models_text=tmp_path / "m.txt")
-    found = model_sections(layout, planted(counts=[1, 2, 4, 8]))
+    found = model_sections([], None, describe_cells(planted(counts=[1, 2, 4, 8])))
     assert found == {"note": "no scalability models on m: 4 thread counts (1 2 4 8); Extra-P "
                              "needs at least 5", "sections": []}
 
@@ -228,37 +226,36 @@ def explained(tmp_path_factory):
 
 
 def explained_row(rows, quantity, strategy="compact"):
-    [row] = [r for r in rows if r["quantity"] == quantity and r["strategy"] == strategy
-             and r["benchmark"] == "overhead"]
+    [row] = [r for r in rows if r.quantity == quantity and r.strategy == strategy
+             and r.benchmark == "overhead"]
     return row
 
 
 def test_planted_idle_time_is_recovered(explained):
     rows, text, _ = explained
     row = explained_row(rows, "idle_median")
-    assert "p^(1) * log2(p)^(1)" in row["model"], row["model"]
-    coefficient = float(row["model"].split(" + ")[-1].split(" * ")[0])
-    assert coefficient == pytest.approx(0.01, rel=0.1) and float(row["ar2"]) > 0.99
-    assert row["note"] == "values include zero: SMAPE (relative to the values) overstates the error"
-    assert row["thread_counts"] == "1 2 3 4 5 6 8" and row["oversubscribed"] == "3 4 5 6 8"
+    assert "p^(1) * log2(p)^(1)" in row.model, row.model
+    coefficient = float(row.model.split(" + ")[-1].split(" * ")[0])
+    assert coefficient == pytest.approx(0.01, rel=0.1) and row.ar2 > 0.99
+    assert row.note == "values include zero: SMAPE (relative to the values) overstates the error"
+    assert row.thread_counts == "1 2 3 4 5 6 8" and row.oversubscribed == "3 4 5 6 8"
     # not run times: no time model, no selection, no best or turning thread count
-    assert not (row["time_model"] or row["selected"] or row["best_threads"]
-                or row["turning_threads"])
+    assert not (row.time_model or row.selected or row.best_threads or row.turning_threads)
     assert "m/overhead compact: idle_median(p) = " in text
-    assert explained_row(rows, "time_median")["model"]  # the run times, in the same call
+    assert explained_row(rows, "time_median").model  # the run times, in the same call
 
 
 def test_inflation_across_zero_and_waits(explained):
     rows, *_ = explained
     inflation = explained_row(rows, "inflation_median")
-    assert "p^(1)" in inflation["model"] and inflation["note"].startswith("values cross zero")
+    assert "p^(1)" in inflation.model and inflation.note.startswith("values cross zero")
     barrier = explained_row(rows, "barrier_waits_median")
-    assert "p^(2)" in barrier["model"] and not barrier["note"]
+    assert "p^(2)" in barrier.model and not barrier.note
     locks = explained_row(rows, "lock_waits_median")
-    assert not locks["model"] and locks["note"] == "zero at every thread count; no model"
-    assert not [r for r in rows if r["quantity"] == "taskwait_waits_median"]
-    few = [r for r in rows if r["strategy"] == "scatter"]
-    assert len(few) == 4 and all(not r["model"] and r["note"].startswith(
+    assert not locks.model and locks.note == "zero at every thread count; no model"
+    assert not [r for r in rows if r.quantity == "taskwait_waits_median"]
+    few = [r for r in rows if r.strategy == "scatter"]
+    assert len(few) == 4 and all(not r.model and r.note.startswith(
         "4 explained thread counts: Extra-P needs at least 5") for r in few)
 
 
@@ -267,18 +264,15 @@ def test_no_explain_table_models_the_times_only(tmp_path):
     models(planted(counts=[1, 2, 3, 4, 5]), EXTRAP, 8, {}, tmp_path / "m.csv",
            tmp_path / "m.txt", tmp_path / "absent.csv")
     found = read_models(tmp_path / "m.csv")
-    assert found and {r["quantity"].split("_")[0] for r in found} == {"time", "cost"}
+    assert found and {r.quantity.split("_")[0] for r in found} == {"time", "cost"}
 
 
 def test_the_report_lists_a_row_per_explained_quantity(explained):
-    from types import SimpleNamespace
-
     from pinbench.report.campaign_data import model_sections
-    *_, where = explained
-    found = model_sections(SimpleNamespace(models=where / "m.csv", models_text=where / "m.txt"),
-                           planted())
+    rows, text, _ = explained
+    found = model_sections(rows, text.splitlines()[0], describe_cells(planted()))
     [section] = [s for s in found["sections"] if s["benchmark"] == "overhead"]
-    quantities = [(r["strategy"], r["quantity"]) for r in section["explained"]]
+    quantities = [(r.strategy, r.quantity) for r in section["explained"]]
     assert ("compact", "idle_median") in quantities and len(quantities) == 8
-    assert {r["strategy"] for r in section["models"]} == {"compact"}  # the time model stays
+    assert {r.strategy for r in section["models"]} == {"compact"}  # the time model stays
     assert not section["unmodelled"] and section["figure"]

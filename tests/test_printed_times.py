@@ -144,7 +144,7 @@ def test_pinbench_analyse_takes_a_benchmark_s_expected_share(tmp_path, capsys):
     for option, implausible in (([], True), (["--time-share-expected", "b=0.04"], False)):
         assert pinbench(["analyse", str(runs), str(tmp_path / "out"), *option]) == 0
         [verdict] = read_verdicts(tmp_path / "out" / "verdicts.csv")
-        assert verdict["printed_implausible"] is implausible
+        assert verdict.printed_implausible is implausible
     assert pinbench(["analyse", str(runs), str(tmp_path / "out"), "--time-share-expected",
                      "b=2"]) == 2
     assert "expected BENCH=SHARE, a share in (0, 1], got 'b=2'" in capsys.readouterr().err
@@ -168,7 +168,7 @@ def test_a_campaign_that_reads_a_step_time_gives_no_verdict_until_confirmed(tmp_
     assert "no verdict in 1: their printed times are not their runs' (steps t1" in said
     results = work / "results" / "tiny"
     [verdict] = read_verdicts(results / "stats" / "verdicts.csv")
-    assert verdict["printed_implausible"] and verdict["tests"] == 0 and not verdict["best"]
+    assert verdict.printed_implausible and verdict.tests == 0 and not verdict.best
     page = (results / "report" / "benchmarks" / "steps.html").read_text()
     assert re.search(r'<span class="warn">printed time .* no verdict \(time_share_expected: '
                      r'0\.0\d says so small a share is meant\)</span>', page)
@@ -184,8 +184,8 @@ def test_a_campaign_that_reads_a_step_time_gives_no_verdict_until_confirmed(tmp_
     assert "measure steps" not in run.stdout + run.stderr
     assert (results / "here" / "journal" / "steps" / "t1.jsonl").read_text() == journal
     [verdict] = read_verdicts(results / "stats" / "verdicts.csv")
-    assert not verdict["printed_implausible"] and verdict["tests"] == 1
-    assert verdict["printed_time"] == ""
+    assert not verdict.printed_implausible and verdict.tests == 1
+    assert verdict.printed_time == ""
     assert {row["time_source"] for row in read_csv(results / "runs.csv")} == {"regex"}
 
 

@@ -21,8 +21,8 @@ from test_launcher import job, placement
 
 from pinbench.measure import outputs
 from pinbench.stats.analyse import read_verdicts
-from pinbench.stats.explain import read_explain
-from pinbench.stats.explain_readings import cells, reading, verdicts_by_cell
+from pinbench.stats.explain import Explanation, read_explain
+from pinbench.stats.explain_readings import cells, reading
 from pinbench.measure.job import measure_one
 from pinbench.trace.build import TraceError
 from pinbench.trace.run import trace
@@ -109,7 +109,7 @@ def test_real_programs_are_measured_as_their_authors_ship_them(measured):
     assert "Traceback" not in run.stderr
 
 
-def agrees(said: str, best: str, rows: dict[str, dict]) -> bool:
+def agrees(said: str, best: str, rows: dict[str, Explanation]) -> bool:
     """Whether a reading explains only ``best`` (the timing verdict's strategy, "" for none)
     against os, on explained runs that reproduce the timing runs and find it faster too, or
     says why it explains nothing."""
@@ -118,8 +118,8 @@ def agrees(said: str, best: str, rows: dict[str, dict]) -> bool:
         return said.startswith(("The timing runs find no strategy faster than os",
                                 "Not applicable", "No measurable difference",
                                 "No explanation of"))
-    return (faster[1] == best and rows[best]["d_total_low"] > 0
-            and rows[best]["reproduces"] is not False and rows["os"]["reproduces"] is not False)
+    return (faster[1] == best and rows[best].d_total_low > 0
+            and rows[best].reproduces is not False and rows["os"].reproduces is not False)
 
 
 @pytest.mark.slow
@@ -132,7 +132,7 @@ def test_no_explanation_contradicts_the_timing_verdict(measured):
     work, _, run = measured
     results = work / "results" / "real-programs"
     table = read_explain(results / "stats" / "explain.csv")
-    verdict_of = verdicts_by_cell(read_verdicts(results / "stats" / "verdicts.csv"))
+    verdict_of = {v.key: v for v in read_verdicts(results / "stats" / "verdicts.csv")}
     terminal = (results / "stats" / "explain.txt").read_text()
     report = report_text(results)
     assert terminal in run.stdout
@@ -143,17 +143,17 @@ def test_no_explanation_contradicts_the_timing_verdict(measured):
                 "is ") in terminal
         for threads, cell in by_threads.items():
             verdict = verdict_of[(machine, bench, threads)]
-            said = reading(cell, "os", verdict)
+            said = reading(cell, "os", verdict.best)
             assert f"  {threads} threads: {said}" in terminal and str(escape(said)) in report
-            rows = {r["strategy"]: r for r in cell}
-            assert all(r["runtime"].startswith("libomp (") and "redirected to libomp" in
-                       r["runtime"] for r in cell), cell
-            assert all(r["T_1_same_runtime"] is True for r in cell), cell
-            assert agrees(said, verdict["best"], rows), (said, verdict)
+            rows = {r.strategy: r for r in cell}
+            assert all(r.runtime.startswith("libomp (") and "redirected to libomp" in
+                       r.runtime for r in cell), cell
+            assert all(r.T_1_same_runtime is True for r in cell), cell
+            assert agrees(said, verdict.best, rows), (said, verdict)
             # 3 runs are too few for a timing verdict: had one named any strategy, its
             # reading of these explained runs would still agree with them or say why not
             for strategy in rows.keys() - {"os"}:
-                assert agrees(reading(cell, "os", {"best": strategy}), strategy, rows)
+                assert agrees(reading(cell, "os", strategy), strategy, rows)
     assert report.count("Time base: the whole run, of which the printed time is") == len(found)
 
 

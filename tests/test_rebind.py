@@ -16,7 +16,7 @@ from test_launcher import TWO_PUS, job, placement
 from test_missing_tools import campaign, machine, manifest_without
 
 from pinbench import native
-from pinbench.measure import rebind
+from pinbench.measure import rebind, rebind_cost
 from pinbench.measure.job import measure_one, run_job
 from pinbench.results.runs import RunRecord, read_runs, write_runs
 from pinbench.stats.verdicts import experiments
@@ -158,10 +158,10 @@ def test_without_the_shim_the_per_region_strategy_is_left_out_in_one_line(tmp_pa
 def test_the_cost_of_a_rebinding_is_calibrated_once_per_build(tmp_path, monkeypatch):
     shim = helper("rebind")
     monkeypatch.setenv(native.NATIVE_DIR_VARIABLE, str(tmp_path))
-    assert rebind.rebind_cost_s() == rebind.DEFAULT_COST_S  # not calibrated here
+    assert rebind.rebind_cost_s() == rebind_cost.DEFAULT_COST_S  # not calibrated here
     said = []
-    cost = rebind.calibrate(shim, tmp_path, said.append)
+    cost = rebind_cost.calibrate(shim, tmp_path, said.append)
     assert 0 < cost["per_call_s"] < 0.01 and cost["threads"] == len(os.sched_getaffinity(0))
     assert rebind.rebind_cost_s() == cost["per_call_s"]
     assert len(said) == 1 and said[0].startswith("pinbench setup: re-binding cost ")
-    assert rebind.calibrate(shim, tmp_path, said.append) == cost and len(said) == 1
+    assert rebind_cost.calibrate(shim, tmp_path, said.append) == cost and len(said) == 1

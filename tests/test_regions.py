@@ -17,6 +17,7 @@ from pinbench.place import per_region
 from pinbench.place.domains import PlacementError
 from pinbench.graph.matrix import write_matrix
 from pinbench.place.record import make_placement, write_placements
+from pinbench.report.campaign_results import machine_results
 from pinbench.report.regions_section import regions_sections
 from pinbench.results.layout import Layout
 from pinbench.results.placements import read_placement
@@ -232,9 +233,9 @@ def test_the_report_lists_the_regions_with_their_distance_to_the_whole_program(t
     other = Path(layout.matrix("here", "other", 2))  # no regions file: no section
     other.parent.mkdir(parents=True)
     write_matrix(whole[:2, :2], other)
-    assert regions_sections(layout, "here") == []
+    assert regions_sections(machine_results(layout, "here", False, [])) == []
     write_regions(found, regions_path(matrix))
-    [section] = regions_sections(layout, "here")
+    [section] = regions_sections(machine_results(layout, "here", False, []))
     assert (section["benchmark"], section["threads"], len(section["rows"])) == ("phases", N, 3)
     a, b = phase_regions(found)
     rows = {row["key"]: row for row in section["rows"]}

@@ -176,12 +176,11 @@ def test_strategy_tables_show_each_placements_objective(campaign):
     assert re.search(r"<th>os</th><td>–</td>", table)  # os places nothing: no J
 
 
-def test_verdict_wording_follows_the_verdict(tmp_path):
-    """A winner not faster than every other strategy is never called clear, the report-wide
-    decision is shown beside the cell's, a cell without a winner says what it could have
-    found (a row is a dict: a column named like a dict method once read as that method)."""
+def verdicts_campaign(tmp_path: Path):
+    """(layout, configuration) of a campaign ``c`` in ``tmp_path`` of four cells' verdicts
+    (``verdicts.csv``) and an environment.json of an older pinbench, without the system
+    checks."""
     from pinbench.results.layout import Layout
-    from pinbench.report.html_report import build_report
     from pinbench.stats.analyse import VERDICT_COLUMNS
 
     layout = Layout(str(tmp_path / "c"))
@@ -212,6 +211,16 @@ def test_verdict_wording_follows_the_verdict(tmp_path):
     (tmp_path / "c" / "m" / "environment.json").write_text('{"hostname": "old"}')
     config = {"campaign": "c", "machines": {"m": {"topology": "auto"}}, "benchmarks": {},
               "baseline": "os", "confidence": 0.95}
+    return layout, config
+
+
+def test_verdict_wording_follows_the_verdict(tmp_path):
+    """A winner not faster than every other strategy is never called clear, the report-wide
+    decision is shown beside the cell's, a cell without a winner says what it could have
+    found (a row was a dict: a column named like a dict method once read as that method)."""
+    from pinbench.report.html_report import build_report
+
+    layout, config = verdicts_campaign(tmp_path)
     build_report(layout, config, ["m"])
     assert "<td>old</td>" in Path(layout.report_page("machines", "m")).read_text()
     x, y, z = (Path(layout.report_page("benchmarks", b)).read_text() for b in "xyz")
@@ -226,6 +235,30 @@ def test_verdict_wording_follows_the_verdict(tmp_path):
     assert "<td><strong>pinning is slower here</strong></td>" in slower
     assert "drift</span> (p 0.006 over the jobs), <strong>runs back to back" in z
     assert "Holm&#39;s step-down over all 6" in x or "Holm's step-down over all 6" in x
+
+
+def test_the_pages_render_the_results_read_once_and_read_no_file(tmp_path):
+    """The report reads the campaign's files once, into one object; rendered with the
+    campaign's folder gone, it writes the same pages as a build from the files."""
+    from pinbench.report.campaign_results import CampaignResults
+    from pinbench.report.html_report import build_report, render
+
+    layout, config = verdicts_campaign(tmp_path)
+    results = CampaignResults.load(layout, config, ["m"])
+    assert [v.benchmark for v in results.verdicts] == ["x", "y", "z", "s"]
+    assert results.machines["m"].environment == {"hostname": "old"}
+    build_report(layout, config, ["m"])
+    (tmp_path / "c").rename(tmp_path / "built")
+    render(results)
+    pages = sorted(p.relative_to(tmp_path / "built") for p in (tmp_path / "built").rglob("*.html")
+                   if "report" in p.parts)
+    assert len(pages) == 6  # the first page, four benchmarks' and the machine's
+    assert sorted(p.relative_to(tmp_path / "c") for p in (tmp_path / "c").rglob("*")
+                  if p.suffix == ".html") == pages
+    for page in pages:
+        built, rendered = ((tmp_path / root / page).read_text() for root in ("built", "c"))
+        assert re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "", built) == \
+            re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "", rendered), page
 
 
 def test_measurements_set_aside_are_shown_not_hidden(tmp_path):

@@ -67,7 +67,7 @@ def test_pinbench_analyse_says_which_decision_too_few_runs_cannot_make(tmp_path,
                           "cell (2 tests, Holm at 0.05: at most 0.05/2) nor over the whole "
                           "report (4 tests, Benjamini-Hochberg at 0.05: at most 0.05); ")
     verdicts = read_verdicts(tmp_path / "stats" / "verdicts.csv")
-    assert all(v["too_few"] and v["decision_report"] == "fdr" for v in verdicts)
+    assert all(v.too_few and v.decision_report == "fdr" for v in verdicts)
 
 
 def test_the_small_grid_keeps_directions_and_fdr_finds_what_fwer_does():

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from conftest import ROOT, campaign_command, report_text, run_campaign
 
-from pinbench.measure.journal import read_lines
+from pinbench.results.journals import read_lines
 
 import slurm_cluster
 

@@ -13,6 +13,7 @@ from snakemake_interface_logger_plugins.common import LogEvent
 from pinbench import events
 from pinbench.events import Told, warning
 from pinbench.measure.progress import Progress
+from pinbench.stats.analyse import VERDICT_COLUMNS, Verdict
 from pinbench.workflow import outcome, snakemake_logger, terminal
 from pinbench.workflow.terminal import Terminal
 
@@ -148,12 +149,13 @@ def test_the_logger_plugin_feeds_the_display_and_prints_only_errors(monkeypatch,
     assert capsys.readouterr().err == "Error in rule measure\nIncomplete files\n"
 
 
-def verdict(**fields) -> dict:
-    """A row of ``verdicts.csv`` (as :func:`pinbench.stats.analyse.read_verdicts` types it):
+def verdict(**fields) -> Verdict:
+    """A row of ``verdicts.csv`` (as :func:`pinbench.stats.analyse.read_verdicts` reads it):
     no winner, no drift, unless ``fields`` say otherwise."""
-    return {"baseline": "os", "tests": 2, "best": "", "stands_for": "", "speedup_median": None,
-            "clear_winner": False, "best_report": "", "detectable": 1.21, "drift": False,
-            "printed_implausible": False} | fields
+    return Verdict(**dict.fromkeys(VERDICT_COLUMNS) | {
+        "baseline": "os", "tests": 2, "best": "", "stands_for": "", "speedup_median": None,
+        "clear_winner": False, "best_report": "", "detectable": 1.21, "drift": False,
+        "printed_implausible": False} | fields)
 
 
 def test_a_cells_verdict_names_the_report_wide_winner_and_its_own_apart():

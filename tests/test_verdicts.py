@@ -221,9 +221,9 @@ def test_the_analysis_command_writes_every_file(tmp_path, capsys):
         "cells.csv", "comparisons.csv", "stats.json", "summary.csv", "summary.txt",
         "verdicts.csv"]
     [verdict] = read_verdicts(tmp_path / "out" / "verdicts.csv")
-    assert verdict["best"] == "compact" and verdict["stands_for"] == "scatter"
-    assert verdict["clear_winner"] and verdict["drift"] is False and verdict["tests"] == 1
-    assert verdict["best_report"] == "compact" and verdict["tests_report"] == 1
+    assert verdict.best == "compact" and verdict.stands_for == "scatter"
+    assert verdict.clear_winner and verdict.drift is False and verdict.tests == 1
+    assert verdict.best_report == "compact" and verdict.tests_report == 1
     with (tmp_path / "out" / "comparisons.csv").open() as handle:
         assert [r["experiment"] for r in csv.DictReader(handle)] == ["os", "compact", "compact"]
 

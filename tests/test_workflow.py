@@ -15,7 +15,7 @@ import yaml
 from conftest import ROOT, campaign_command, report_text, run_campaign
 from optional_tools import COMPILERS
 
-from pinbench.measure.journal import read_lines
+from pinbench.results.journals import read_lines
 from pinbench.place.symmetry import interchangeable
 from pinbench.results.formats import CURRENT
 from pinbench.topology import load

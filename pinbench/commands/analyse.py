@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import asdict
 from pathlib import Path
 
 from pinbench.commands.conventions import bad_input, json_option, print_json
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         print(text, end="")
         return 0
     print_json({"stats": json.loads(outputs["json"].read_text()),
-                "verdicts": read_verdicts(outputs["verdicts"]),
-                "comparisons": read_comparisons(outputs["comparisons"]),
+                "verdicts": [asdict(v) for v in read_verdicts(outputs["verdicts"])],
+                "comparisons": [asdict(c) for c in read_comparisons(outputs["comparisons"])],
                 "files": {kind: str(path) for kind, path in outputs.items()}})
     return 0

@@ -13,6 +13,7 @@
 - :mod:`~pinbench.measure.tool_files`: the files a library loaded into a run writes for it;
 - :mod:`~pinbench.measure.workdir`: the folder each run starts in (a job's scratch folder);
 - :mod:`~pinbench.measure.journal`: the fsynced journal, so a killed job loses nothing;
+- :mod:`~pinbench.measure.legacy`: journals of format 1, matched against the job that opens them;
 - :mod:`~pinbench.measure.lock`: the machine-wide lock, one measurement at a time;
 - :mod:`~pinbench.measure.environment`: the machine and toolchain, recorded for the report;
 - :mod:`~pinbench.measure.cli`: the measuring process (its arguments:

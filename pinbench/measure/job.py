@@ -10,7 +10,7 @@ equal lists, or equal up to a symmetry of the machine) are one experiment,
 measured once under the first of them; its runs name the others
 (``stands_for``). A job resumed from a journal written before this rule keeps measuring
 every strategy (its header reads ``merged: false``:
-:func:`pinbench.results.formats.migrate_journal_1`).
+:func:`pinbench.measure.legacy.migrate_journal_1`).
 
 The journal's fingerprint (:meth:`Job.fingerprint_parts`) covers the binary's bytes,
 the command and each strategy's PUs, not how the placement was found: a rebuild
@@ -64,8 +64,7 @@ from pathlib import Path
 from pinbench import events
 from pinbench.events import Told, warning
 from pinbench.measure import explain as explaining, interrupt, outputs as kept_outputs, verify
-from pinbench.measure import rebind
-from pinbench.measure import workdir
+from pinbench.measure import legacy, rebind, workdir
 from pinbench.measure.journal import Journal, described
 from pinbench.measure.launcher import TIMER, Launcher
 from pinbench.measure.lock import DEFAULT_LOCK, MachineLock
@@ -460,8 +459,8 @@ def run_job(job: Job, journal_path: Path, out: Path, lock_path: str = DEFAULT_LO
         parts = job.fingerprint_parts()
         with Journal(journal_path, formats.digest(parts),
                      header={"timer": TIMER, **described(parts, job.fingerprint_fields())},
-                     migrate=lambda header: formats.read("journal", header, journal_path,
-                                                         job=job)) as journal, \
+                     migrate=lambda header: legacy.read_header(header, journal_path,
+                                                               job)) as journal, \
                 Launcher() as launcher:
             if journal.set_aside:
                 say(warning(label, f"WARNING: the measurement changed ({journal.changed}): "
@@ -715,9 +714,8 @@ class _ExplainedRuns:
         self.journal = Journal(self.journal_path, self.fingerprint,
                                header={"timer": TIMER, "explain": plan, **described(
                                    parts, job.fingerprint_fields() | {"explain": plan})},
-                               migrate=lambda header: formats.read(
-                                   "journal", header, self.journal_path, job=job,
-                                   timing=fingerprint))
+                               migrate=lambda header: legacy.read_header(
+                                   header, self.journal_path, job, timing=fingerprint))
         if self.journal.set_aside:
             say(f"{label} explained runs: the measurement changed ({self.journal.changed}): "
                 f"{self.journal.set_aside_runs} set aside in {self.journal.set_aside}")

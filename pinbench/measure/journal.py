@@ -20,9 +20,9 @@ per run, the flush included, instead of 3.0-3.15, and 0.13-0.20 ms a run instead
 0.16-0.28 (10th percentile-median, ``perf/launcher_overhead.py``). The padding is
 written zeros, not ``fallocate``'d space (unwritten extents, whose conversion on the first
 write is metadata again). JSON lines never hold a NUL, so the data ends at the first NUL:
-every reader of a journal reads it through :func:`read_lines` (or :func:`finished_runs`),
-which stops there. Closing the journal cuts the padding off, so a finished job's journal
-is plain JSON lines; a killed job's keeps it until the job is opened again.
+every reader of a journal reads it through :mod:`pinbench.results.journals`, which stops
+there. Closing the journal cuts the padding off, so a finished job's journal is plain JSON
+lines; a killed job's keeps it until the job is opened again.
 
 ``fdatasync`` rather than ``fsync``: what must survive is the line (and, for the run that
 writes a new chunk, the file size that reaches it), not the modification time. A line
@@ -43,31 +43,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pinbench.results import formats, stale
+from pinbench.results.journals import whole_lines
 
 #: Bytes of zeros written ahead of the runs' lines at a time (about 90 runs' lines).
 CHUNK = 64 << 10
-
-
-def _whole_lines(data: bytes) -> tuple[int, list[str]]:
-    """Where a journal's whole lines end (before the padding, the first NUL, and before a
-    line cut short), and those lines, blank ones left out."""
-    padding = data.find(b"\0")
-    end = data.rfind(b"\n", 0, len(data) if padding < 0 else padding) + 1
-    return end, [line for line in data[:end].decode().splitlines() if line.strip()]
-
-
-def read_lines(path: Path) -> list[str]:
-    """A journal's whole lines (the header first), without the padding or a torn last line;
-    [] without a journal. Every reader of a journal on disk reads it through this."""
-    try:
-        return _whole_lines(Path(path).read_bytes())[1]
-    except FileNotFoundError:
-        return []
-
-
-def finished_runs(path: Path) -> int:
-    """The finished runs a journal on disk holds (its whole lines less the header)."""
-    return max(0, len(read_lines(path)) - 1)
 
 
 def set_aside(path: Path, runs: int, changed: str, **note) -> Path:
@@ -179,7 +158,7 @@ class Journal:
         if not self.path.exists():
             return []
         data = self.path.read_bytes()
-        end, lines = _whole_lines(data)
+        end, lines = whole_lines(data)
         if end < len(data):
             with self.path.open("r+b") as handle:
                 handle.truncate(end)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pinbench.events import Told
-from pinbench.measure.journal import finished_runs
+from pinbench.results.journals import finished_runs
 from pinbench.results.layout import Layout
 
 #: Seconds between two progress lines of a job.
@@ -48,7 +48,7 @@ def duration(seconds: float) -> str:
 
 def journaled_runs(path: Path) -> int:
     """The finished runs of a journal on disk (its whole lines less the header, padding not
-    counted: :func:`pinbench.measure.journal.finished_runs`), 0 without one."""
+    counted: :func:`pinbench.results.journals.finished_runs`), 0 without one."""
     try:
         return finished_runs(path)
     except OSError:

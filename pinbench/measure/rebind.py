@@ -14,9 +14,9 @@ time it spent. :func:`check` turns the record into the run's verification (``ok`
 record's fields (:func:`fields`).
 
 The cost of a re-binding (:func:`rebind_cost_s`) is measured by ``pinbench setup`` once per
-build of the shim (:func:`calibrate`) and kept beside the helpers' manifest, in
-:data:`COST_FILE`; without it, :data:`DEFAULT_COST_S`. The measuring process imports this
-module: ctypes and statistics are imported by :func:`calibrate` alone.
+build of the shim (:func:`pinbench.measure.rebind_cost.calibrate`) and kept beside the
+helpers' manifest, in :data:`~pinbench.measure.rebind_cost.COST_FILE`; without it,
+:data:`~pinbench.measure.rebind_cost.DEFAULT_COST_S`.
 """
 from __future__ import annotations
 
@@ -27,24 +27,16 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pinbench import native
 from pinbench.measure import tool_files
+from pinbench.measure.rebind_cost import COST_FILE, DEFAULT_COST_S
 from pinbench.results.runs import MISMATCH, MISSING, THREADS, VERIFIED
 
 #: The variables naming the run's plan and the shim's record.
 PLAN_VARIABLE, OUT_VARIABLE = "PINBENCH_REBIND_PLAN", "PINBENCH_REBIND_OUT"
 #: The plan's key of the whole-program placement.
 DEFAULT = "default"
-#: Where ``pinbench setup`` keeps the measured cost, in the helpers' folder.
-COST_FILE = "rebind_cost.json"
-#: Seconds per ``sched_setaffinity`` when not calibrated: an assumption, a system call and a
-#: switch to an idle CPU; under load a call that moves the thread costs far more (21-170 us
-#: measured on a loaded 2-core VM: docs/performance.md), which is why setup measures it.
-DEFAULT_COST_S = 5e-6
-#: Calibration: calls per batch, batches (the median is kept).
-CALLS, BATCHES = 200, 5
 
 
 def shim() -> str:
@@ -199,46 +191,9 @@ def fields(record: Record | None) -> dict:
             "rebind_checked": len(record.samples)}
 
 
-def calibrate(shim: Path, folder: Path, say=print) -> dict | None:
-    """Measure, with the built ``shim``, the seconds of one ``sched_setaffinity`` that moves
-    a thread, and of one re-binding of a team as large as this process's CPUs; write them to
-    ``folder``/:data:`COST_FILE` unless it holds this shim's already. One line says them."""
-    import ctypes  # the measuring process never calibrates: it imports neither
-    import statistics
-
-    path = folder / COST_FILE
-    try:
-        known = json.loads(path.read_text())
-        if known.get("shim") == str(shim):
-            return known
-    except (OSError, ValueError):
-        pass
-    cpus = sorted(os.sched_getaffinity(0))
-    array = (ctypes.c_int * len(cpus))(*cpus)
-    library = ctypes.CDLL(str(shim))
-    per_call, per_team = [], []
-    for _ in range(BATCHES):
-        out = (ctypes.c_double * 2)()
-        if library.pinbench_rebind_calibrate(array, len(cpus), len(cpus), CALLS, out):
-            say("pinbench setup: the re-binding cost cannot be measured here: "
-                f"using {DEFAULT_COST_S * 1e6:g} us per call")
-            return None
-        per_call.append(out[0])
-        per_team.append(out[1])
-    cost = {"shim": str(shim), "per_call_s": statistics.median(per_call),
-            "threads": len(cpus), "per_instance_s": max(0.0, statistics.median(per_team)),
-            "calls": CALLS * BATCHES}
-    written = path.with_name(f".{COST_FILE}.{os.getpid()}")
-    written.write_text(json.dumps(cost, indent=1) + "\n")
-    os.replace(written, path)
-    say(f"pinbench setup: re-binding cost {cost['per_call_s'] * 1e6:.2f} us per call, "
-        f"{cost['per_instance_s'] * 1e6:.2f} us per region instance at {len(cpus)} threads")
-    return cost
-
-
 def rebind_cost_s() -> float:
     """Seconds per ``sched_setaffinity`` call, as ``pinbench setup`` measured it here
-    (:func:`calibrate`), else :data:`DEFAULT_COST_S`."""
+    (:func:`pinbench.measure.rebind_cost.calibrate`), else :data:`DEFAULT_COST_S`."""
     try:
         return float(json.loads((native.native_dir() / COST_FILE).read_text())["per_call_s"])
     except (OSError, ValueError, KeyError, TypeError):

@@ -23,8 +23,9 @@ import json
 from pathlib import Path
 
 from pinbench.measure import outputs
-from pinbench.measure.journal import read_lines, set_aside
+from pinbench.measure.journal import set_aside
 from pinbench.results import formats, stale
+from pinbench.results.journals import read_lines
 from pinbench.results.layout import Layout
 
 WHY = "re-measured on request"

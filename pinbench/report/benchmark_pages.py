@@ -18,16 +18,13 @@ import jinja2
 
 from pinbench.report import campaign_data as data
 from pinbench.report import export, figures
+from pinbench.report.campaign_results import CampaignResults
 from pinbench.report.explain_section import explain_sections
 from pinbench.report.regions_section import regions_sections
-from pinbench.results.layout import Layout
-from pinbench.results.runs import RunRecord
-from pinbench.stats import runtimes as runtimes_table
 
 
-def value_label(config: dict) -> str:
+def value_label(metric: str) -> str:
     """What the figures' value axis shows: the run time, or the campaign's ``metric``."""
-    metric = config.get("metric", "time")
     return "run time (s)" if metric == "time" else f"{metric} per run"
 
 
@@ -48,44 +45,47 @@ def data_script(page: dict) -> str:
     return f"pinbenchPage({json.dumps(page, separators=(',', ':'))});\n"
 
 
-def _by_benchmark(rows: list[dict]) -> dict[str, list[dict]]:
-    grouped: dict[str, list[dict]] = defaultdict(list)
+def _by_benchmark(rows: list, benchmark=lambda row: row["benchmark"]) -> dict[str, list]:
+    """Rows by their benchmark (``benchmark``: a row's)."""
+    grouped: dict[str, list] = defaultdict(list)
     for row in rows:
-        grouped[row["benchmark"]].append(row)
+        grouped[benchmark(row)].append(row)
     return grouped
 
 
-def write_pages(layout: Layout, env: jinja2.Environment, shared: dict, cells: list[dict],
-                runs: list[RunRecord], verdicts: list[dict]) -> dict:
+def write_pages(results: CampaignResults, env: jinja2.Environment, shared: dict) -> dict:
     """Write each benchmark's page and data file, and its affinity matrices as SVG files;
     return what the first page says of them: ``pages`` (name and description, in name
     order), whether any page ``explained`` runs or has models (``modelled``), the models'
     ``note`` (why there are none) and whether figures were ``exported``.
 
     ``shared``: what every page shows (the campaign, its configuration, the date...)."""
-    config, threshold = shared["config"], shared["quiet_threshold"]
-    sections = data.benchmark_sections(cells, runs, data.placement_scores(layout, cells),
-                                       threshold)
-    runtimes = Path(layout.stats("runtimes"))
-    models = data.model_sections(layout, runs)
+    campaign, layout = results.campaign, results.layout
+    threshold = campaign.quiet_threshold
+    sections = data.benchmark_sections(
+        results.cells, results.runs, data.placement_scores(results.machines, results.cells),
+        threshold)
+    models = data.model_sections(results.models, results.models_text, results.described)
     figure_meta = export.figure_metadata(shared["meta"])
     parts = {
-        "sections": _by_benchmark(sections), "verdicts": _by_benchmark(verdicts),
-        "runtimes": _by_benchmark(runtimes_table.read(runtimes) if runtimes.exists() else []),
-        "explained": _by_benchmark(explain_sections(Path(layout.explain_table),
-                                                    config["baseline"], verdicts)),
+        "sections": _by_benchmark(sections),
+        "verdicts": _by_benchmark(results.verdicts, lambda verdict: verdict.benchmark),
+        "runtimes": _by_benchmark(results.runtimes),
+        "explained": _by_benchmark(explain_sections(results.explanations, campaign.baseline,
+                                                    results.verdicts)),
         "models": _by_benchmark(models["sections"]),
-        "heatmaps": _by_benchmark([h for machine in config["machines"]
-                                   for h in data.heatmaps(layout, machine, figure_meta)]),
-        "regions": _by_benchmark([s for machine in config["machines"]
-                                  for s in regions_sections(layout, machine)]),
+        "heatmaps": _by_benchmark([h for machine in results.machines.values()
+                                   for h in data.heatmaps(machine, figure_meta)]),
+        "regions": _by_benchmark([s for machine in results.machines.values()
+                                  for s in regions_sections(machine)]),
     }
     names = sorted({name for grouped in parts.values() for name in grouped})
     busy = f"other processes > {threshold:.0%} of the CPUs"
     template = env.get_template("benchmark.html.j2")
     pages = []
     for name in names:
-        description = config["benchmarks"].get(name, {}).get("description", "")
+        benchmark = campaign.benchmarks.get(name)
+        description = benchmark.description if benchmark else ""
         mine = {part: grouped.get(name, []) for part, grouped in parts.items()}
         page = Path(layout.report_page("benchmarks", name))
         page.parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +93,7 @@ def write_pages(layout: Layout, env: jinja2.Environment, shared: dict, cells: li
                                                          "description": description}))
         if mine["sections"]:
             Path(layout.report_page("benchmarks", name, "js")).write_text(data_script(
-                page_data(mine["sections"], figure_meta, busy, value_label(config))))
+                page_data(mine["sections"], figure_meta, busy, value_label(campaign.metric))))
         export.write_figures(layout, {h["figure_name"]: h["svg"] for h in mine["heatmaps"]})
         pages.append({"name": name, "description": description})
     return {"pages": pages, "explained": bool(parts["explained"]),

@@ -1,50 +1,30 @@
-"""Everything the report shows, read from a campaign's results directory.
+"""The report's sections, made from a campaign's results (:mod:`pinbench.report.campaign_results`).
 
-Only files the campaign produced are read; a section whose data is absent
-(no measurement on a planned machine, no affinity matrix before tracing) is
-simply left out. Nothing here measures or recomputes statistics.
+Nothing here reads a file, measures or recomputes statistics: a section whose data the
+campaign did not write (no measurement on a planned machine, no affinity matrix before
+tracing) is simply left out.
 """
 from __future__ import annotations
 
-import base64
-import json
 import re
-import subprocess
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 
-from pinbench.graph.matrix import MatrixError, read_matrix
 from pinbench.place.record import core_sharing
 from pinbench.place.symmetry import flat_machine
-from pinbench.results import formats
-from pinbench.results.layout import Layout
-from pinbench.results.placements import read_placement
-from pinbench.results.runs import RunRecord, read_runs
-from pinbench.topology import Node, Topology, TopologyError, parse_xml
-from pinbench.stats.cells import describe_cells
 from pinbench.report import figures
-from pinbench.stats.analyse import read_comparisons, read_verdicts
-from pinbench.stats.models import (EXPLAINED, ModelError, read_models, time_curve_text,
-                                   unmodelled)
+from pinbench.report.campaign_results import MachineResults
+from pinbench.results.runs import RunRecord
+from pinbench.stats.analyse import Verdict
+from pinbench.stats.cells import CellStats
+from pinbench.stats.models import EXPLAINED, ModelError, ModelRow, time_curve_text, unmodelled
 from pinbench.stats.tables import footnotes, split_warnings
+from pinbench.topology import Node, Topology
 
 #: The p-value inside a warning of the Speedup-Test's checks ("(Shapiro-Wilk p = 0.002)"):
 #: left out of the report's notes, so one check says one note (``cells.csv`` keeps them).
 _CHECK_P = re.compile(r" \((?:Shapiro-Wilk|Kolmogorov-Smirnov) p = [^)]*\)")
-
-
-def read_json(path: Path, kind: str) -> dict | None:
-    """The content of a JSON file of ``kind`` (:mod:`pinbench.results.formats`) in the current
-    version, or None when the campaign did not write it."""
-    return formats.read(kind, json.loads(path.read_text()), path) if path.exists() else None
-
-
-def campaign_runs(layout: Layout) -> list[RunRecord]:
-    """Every run of the campaign (none when nothing was measured)."""
-    path = Path(layout.all_runs)
-    return read_runs([path]) if path.exists() else []
 
 
 def run_counts(runs: list[RunRecord]) -> dict:
@@ -58,15 +38,6 @@ def run_counts(runs: list[RunRecord]) -> dict:
         "verification": dict(sorted(Counter(r.verification for r in runs).items())),
         "hosts": sorted({r.host for r in runs if r.host}),
     }
-
-
-def lstopo_image(topology_xml: Path) -> str | None:
-    """lstopo's drawing of the machine as a data URI (an <img>, so nothing in it can run)."""
-    proc = subprocess.run(["lstopo-no-graphics", "--input", str(topology_xml), "--of", "svg", "-"],
-                          capture_output=True, check=False)
-    if proc.returncode != 0 or not proc.stdout:
-        return None
-    return "data:image/svg+xml;base64," + base64.b64encode(proc.stdout).decode()
 
 
 def placement_tree(node: Node, threads_on: dict[int, int]) -> dict:
@@ -88,18 +59,6 @@ def _cell_key(cell: dict) -> tuple:
     return cell["machine"], cell["benchmark"], int(cell["threads"])
 
 
-def verdicts(layout: Layout) -> list[dict]:
-    """The headline verdict of every (machine, benchmark, threads), from ``verdicts.csv``."""
-    path = Path(layout.stats("verdicts"))
-    return read_verdicts(path) if path.exists() else []
-
-
-def comparisons(layout: Layout) -> list[dict]:
-    """Per strategy of every cell: its experiment and the verdict's test (``comparisons.csv``)."""
-    path = Path(layout.stats("comparisons"))
-    return read_comparisons(path) if path.exists() else []
-
-
 def warning_notes(rows: list[dict]) -> tuple[list[list[int]], list[str]]:
     """The distinct warnings of a table's rows (their ``warnings`` field) said once: per row
     the numbers of its notes, and the notes (:func:`pinbench.stats.tables.footnotes`), each check's
@@ -108,19 +67,19 @@ def warning_notes(rows: list[dict]) -> tuple[list[list[int]], list[str]]:
                       for row in rows])
 
 
-def indistinct_machines(rows: list[dict]) -> list[str]:
+def indistinct_machines(verdicts: list[Verdict]) -> list[str]:
     """Machines on which, in every cell, the strategies with a fixed placement coincide."""
     machines: dict[str, bool] = {}
-    for row in rows:
-        machines[row["machine"]] = machines.get(row["machine"], True) and row["coincide"]
+    for verdict in verdicts:
+        machines[verdict.machine] = machines.get(verdict.machine, True) and verdict.coincide
     return [machine for machine, coincide in machines.items() if coincide]
 
 
-def flat_machines(layout: Layout, machines: list[str]) -> dict[str, str]:
-    """Those of ``machines`` that are flat, each with what makes it so
+def flat_machines(machines: dict[str, MachineResults], names: list[str]) -> dict[str, str]:
+    """Those of the machines ``names`` that are flat, each with what makes it so
     (:func:`pinbench.place.symmetry.flat_machine`), from the topology the campaign saved."""
-    trees = {machine: _topology(layout, machine) for machine in machines}
-    return {machine: flat for machine, tree in trees.items()
+    trees = {name: machines[name].topology for name in names if name in machines}
+    return {name: flat for name, tree in trees.items()
             if tree is not None and (flat := flat_machine(tree))}
 
 
@@ -136,21 +95,21 @@ def summary_by_threads(summary: list[dict]) -> list[dict]:
              "rows": list(tables[t]["rows"].items())} for t in sorted(tables)]
 
 
-def placement_scores(layout: Layout, cells: list[dict]) -> dict[tuple, dict]:
+def placement_scores(machines: dict[str, MachineResults], cells: list[dict]
+                     ) -> dict[tuple, dict]:
     """Per cell key and strategy: the placement's J and thread pairs sharing a core (None if
     the placement or the topology is not there), to show beside the strategy's verdicts."""
-    trees: dict[str, Topology | None] = {}
+    placements = {(key.machine, key.benchmark, key.threads, key.strategy): placement
+                  for machine in machines.values()
+                  for key, placement in machine.placements.items()}
     scores: dict[tuple, dict] = {}
     for cell in cells:
-        machine, bench, threads = _cell_key(cell)
-        path = Path(layout.placement(machine, bench, threads, cell["strategy"]))
-        if machine not in trees:
-            trees[machine] = _topology(layout, machine)
-        placement = read_placement(path) if path.exists() else None
-        scores[(machine, bench, threads, cell["strategy"])] = {
-            "J": None if placement is None else placement.J,
-            "core_pairs": None if placement is None or trees[machine] is None
-            else core_sharing(trees[machine], placement)}
+        key = (*_cell_key(cell), cell["strategy"])
+        placement = placements.get(key)
+        tree = machines[key[0]].topology if key[0] in machines else None
+        scores[key] = {"J": None if placement is None else placement.J,
+                       "core_pairs": None if placement is None or tree is None
+                       else core_sharing(tree, placement)}
     return scores
 
 
@@ -219,19 +178,9 @@ def benchmark_sections(cells: list[dict], runs: list[RunRecord], scores: dict[tu
     return sections
 
 
-def _topology(layout: Layout, machine: str) -> Topology | None:
-    """The machine's saved tree (None when it is not there or not readable)."""
-    topology_xml = Path(layout.topology(machine))
-    try:
-        return parse_xml(topology_xml.read_text(), str(topology_xml))
-    except (OSError, TopologyError):
-        return None
-
-
-def cpu_kinds(layout: Layout, machine: str) -> str:
+def cpu_kinds(machine: MachineResults) -> str:
     """A hybrid machine's CPU kinds in one line ("" for a machine of one kind)."""
-    topo = _topology(layout, machine)
-    return topo.kinds_line() if topo else ""
+    return machine.topology.kinds_line() if machine.topology else ""
 
 
 def _on_kinds(topo: Topology, pus: tuple[int, ...]) -> str:
@@ -244,16 +193,15 @@ def _on_kinds(topo: Topology, pus: tuple[int, ...]) -> str:
     return ", ".join(f"{n} on {kind}" for kind, n in counts.items())
 
 
-def placement_sections(layout: Layout, machine: str) -> list[dict]:
+def placement_sections(machine: MachineResults) -> list[dict]:
     """Per threads and strategy: the thread -> PU map drawn on the tree."""
-    topo = _topology(layout, machine)
+    topo = machine.topology
     if topo is None:
         return []
     maps: dict[tuple[int, str], dict[str, list[int]]] = defaultdict(dict)
     objectives: dict[tuple[int, str], dict[str, float]] = defaultdict(dict)
     notes: dict[tuple[int, str], str] = {}
-    for found, path in layout.placement_files(machine):
-        placement = read_placement(path)
+    for found, placement in machine.placements.items():
         key = (placement.threads, placement.strategy)
         pus = placement.example_pus
         if pus is None:
@@ -283,78 +231,74 @@ def placement_sections(layout: Layout, machine: str) -> list[dict]:
     return sections
 
 
-def heatmaps(layout: Layout, machine: str, metadata: dict | None = None) -> list[dict]:
+def heatmaps(machine: MachineResults, metadata: dict | None = None) -> list[dict]:
     """Affinity matrices a tracer wrote for this machine, as heatmaps."""
     found = []
-    for bench, path in layout.matrix_files(machine):
-        try:
-            matrix = read_matrix(path)
-        except MatrixError:
-            continue
+    for bench, matrix in machine.matrices:
         meta = (metadata or {}) | {"Title": f"affinity matrix of {bench}, {len(matrix)} threads"}
-        found.append({"machine": machine, "benchmark": bench, "threads": len(matrix),
-                      "svg": figures.heatmap(np.asarray(matrix), meta),
-                      "figure_name": figure_name(machine, bench, len(matrix), "affinity")})
+        found.append({"machine": machine.name, "benchmark": bench, "threads": len(matrix),
+                      "svg": figures.heatmap(matrix, meta),
+                      "figure_name": figure_name(machine.name, bench, len(matrix), "affinity")})
     return found
 
 
-def model_sections(layout: Layout, runs: list[RunRecord]) -> dict:
+def model_sections(rows: list[ModelRow], first_line: str | None,
+                   described: dict[tuple, CellStats]) -> dict:
     """Per (machine, benchmark) with models: the selected median model of each strategy, a
     figure of measured medians and fitted curves, why each strategy without a reliable model
     has none, the models of the explained quantities (idle time, inflation, waits; each
     row's model or why there is none); and the note saying why there are no models at all
-    (Extra-P missing or failing, or too few thread counts: then there is no models table)."""
-    rows = read_models(Path(layout.models))
-    note = Path(layout.models_text)
-    first = note.read_text().splitlines()[:1] if note.is_file() else []
+    (Extra-P missing or failing, or too few thread counts: then there is no models table).
+    ``rows``: ``models.csv``'s, ``first_line``: the models' summary's (None: not written),
+    ``described``: the runs' cells (:func:`pinbench.stats.cells.describe_cells`)."""
     medians: dict[tuple, dict[str, list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
     counts_of: dict[str, set[int]] = defaultdict(set)
-    for (machine, bench, threads, strategy), cell in describe_cells(runs).items():
+    for (machine, bench, threads, strategy), cell in described.items():
         if cell.times:
             medians[(machine, bench)][strategy].append((threads, cell.median_s))
             counts_of[machine].add(threads)
     sections: dict[tuple, dict] = {}
     reasons: dict[tuple, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        key = (row["machine"], row["benchmark"])
+        key = (row.machine, row.benchmark)
         section = sections.setdefault(key, {"machine": key[0], "benchmark": key[1], "models": [],
-                                            "unmodelled": [], "curves": {}, "pus": row["pus"],
-                                            "oversubscribed": row["oversubscribed"],
+                                            "unmodelled": [], "curves": {}, "pus": row.pus,
+                                            "oversubscribed": row.oversubscribed,
                                             "explained": []})
-        if row["quantity"].removesuffix("_median") in EXPLAINED:
+        if row.quantity.removesuffix("_median") in EXPLAINED:
             section["explained"].append(row)  # idle time, inflation, waits: model or why not
             continue
-        if row["quantity"].endswith("_mean"):
+        if row.quantity.endswith("_mean"):
             continue
-        if row["selected"] != "True":
-            reason = row["note"] or "not selected"
-            reasons[key][row["strategy"]].append(
-                f"{row['quantity']}: {reason}" if row["quantity"] else reason)
+        if not row.selected:
+            reason = row.note or "not selected"
+            reasons[key][row.strategy].append(f"{row.quantity}: {reason}" if row.quantity
+                                              else reason)
             continue
         section["models"].append(row)
         try:
-            section["curves"][row["strategy"]] = time_curve_text(row["model"], row["quantity"],
-                                                                 int(row["horizon"]))
+            section["curves"][row.strategy] = time_curve_text(row.model, row.quantity,
+                                                              row.horizon)
         except ModelError:
             pass
     for key, by_strategy in reasons.items():
-        chosen = {r["strategy"] for r in sections[key]["models"]}
+        chosen = {r.strategy for r in sections[key]["models"]}
         sections[key]["unmodelled"] = [f"{strategy}: {'; '.join(why)}"
                                        for strategy, why in by_strategy.items()
                                        if strategy not in chosen]
     order = [f"{name}_median" for name in EXPLAINED]
     for key, section in sections.items():
-        section["explained"].sort(key=lambda r: (r["strategy"], order.index(r["quantity"])))
-        counts = [int(t) for r in section["models"] for t in r["thread_counts"].split()]
+        section["explained"].sort(key=lambda r: (r.strategy, order.index(r.quantity)))
+        counts = [int(t) for r in section["models"] for t in r.thread_counts.split()]
         if section["curves"]:
             section["figure"] = figures.scaling(
                 dict(medians.get(key, {})), section["curves"], max(counts),
-                int(section["pus"]) if section["pus"] else None)
+                section["pus"] or None)
         else:
             section["figure"] = None
-    if first and first[0].startswith("no scalability models"):
-        why = first[0]
-    elif not rows and not note.is_file():
+    if first_line and first_line.startswith("no scalability models"):
+        why = first_line
+    elif not rows and first_line is None:
         why = unmodelled({machine: sorted(counts) for machine, counts in counts_of.items()})
     else:
         why = ""

@@ -16,9 +16,10 @@ import csv
 import io
 from pathlib import Path
 
-from pinbench.results.layout import Layout
 from pinbench.report.campaign_data import warning_notes
+from pinbench.report.campaign_results import Campaign
 from pinbench.report.overview import FLAT_COLUMNS, flat_rows
+from pinbench.results.layout import Layout
 from pinbench.stats.cells import WARNINGS
 from pinbench.stats.tables import PRECISION, SUMMARY_COLUMNS, significant_share
 
@@ -27,11 +28,11 @@ from pinbench.stats.tables import PRECISION, SUMMARY_COLUMNS, significant_share
 SVG_PROLOG = '<?xml version="1.0" encoding="utf-8" standalone="no"?>\n'
 
 
-def metadata(config: dict, generated: str) -> dict[str, str]:
+def metadata(campaign: Campaign, generated: str) -> dict[str, str]:
     """What every export says about where it comes from."""
-    return {"campaign": config["campaign"], "generated": generated,
-            "confidence": f"{config['confidence']:g}", "baseline": config["baseline"],
-            "repetitions": str(config.get("repetitions", "")), "tool": "pinbench"}
+    return {"campaign": campaign.name, "generated": generated,
+            "confidence": f"{campaign.confidence:g}", "baseline": campaign.baseline,
+            "repetitions": str(campaign.config.get("repetitions", "")), "tool": "pinbench"}
 
 
 def figure_metadata(meta: dict[str, str]) -> dict[str, str]:

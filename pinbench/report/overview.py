@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from pinbench.stats.analyse import Comparison, Verdict
 from pinbench.stats.cells import WARNINGS, CellStats
 
 #: The speedups at the ends of the colour scale (symmetric in log: 1/1.25 = 0.8).
@@ -79,13 +80,13 @@ def warning_legend() -> list[dict]:
     return [{"code": code, "mark": mark, "text": text} for code, (mark, text) in WARNINGS.items()]
 
 
-def overview(cells: list[dict], verdicts: list[dict], comparisons: list[dict],
+def overview(cells: list[dict], verdicts: list[Verdict], comparisons: list[Comparison],
              described: dict[tuple, CellStats], strategies: list[str], baseline: str,
              quiet_threshold: float, alpha: float) -> dict:
     """The matrix: ``machines``, ``strategies``, ``rows`` and the ``legend`` of its stars.
 
     ``cells``: the rows of ``stats.json``'s cell table; ``verdicts``, ``comparisons``: the
-    rows of ``verdicts.csv`` and ``comparisons.csv``; ``described``:
+    analysis' verdicts and comparisons; ``described``:
     :func:`pinbench.stats.cells.describe_cells` of the campaign's runs. Each row holds, per machine,
     its job-wide marks (drift, printed times) and its ``groups``: one per run of neighbouring strategies
     that ran one experiment, with ``span`` (columns), ``strategies``, ``experiment``,
@@ -95,9 +96,8 @@ def overview(cells: list[dict], verdicts: list[dict], comparisons: list[dict],
     strategy when it is not a neighbour).
     """
     cell_of = {(c["machine"], c["benchmark"], int(c["threads"]), c["strategy"]): c for c in cells}
-    comparison_of = {(c["machine"], c["benchmark"], c["threads"], c["strategy"]): c
-                     for c in comparisons}
-    verdict_of = {(v["machine"], v["benchmark"], v["threads"]): v for v in verdicts}
+    comparison_of = {c.key: c for c in comparisons}
+    verdict_of = {v.key: v for v in verdicts}
     machines = list(dict.fromkeys(c["machine"] for c in cells))
     rows: dict[tuple, dict] = {}
     for machine, bench, threads, _ in sorted(cell_of, key=lambda k: (k[1], k[2])):
@@ -108,7 +108,7 @@ def overview(cells: list[dict], verdicts: list[dict], comparisons: list[dict],
             job = (machine, bench, threads)
             if not any((*job, s) in cell_of for s in strategies):
                 continue
-            verdict = verdict_of.get(job, {})
+            verdict = verdict_of.get(job)
             groups: list[dict] = []
             for strategy in strategies:
                 group = _group(job, strategy, cell_of, comparison_of, verdict, described,
@@ -126,40 +126,41 @@ def overview(cells: list[dict], verdicts: list[dict], comparisons: list[dict],
             row["machines"][machine] = {
                 "groups": groups,
                 "marks": [WARNINGS[code][0] for code, found in
-                          (("drift", verdict.get("drift")),
-                           ("printed", verdict.get("printed_time"))) if found],
-                "drift_p": verdict.get("drift_p"),
+                          (("drift", verdict and verdict.drift),
+                           ("printed", verdict and verdict.printed_time)) if found],
+                "drift_p": verdict.drift_p if verdict else None,
             }
-    tests = verdicts[0]["tests_report"] if verdicts else 0
-    decision = verdicts[0]["decision_report"] if verdicts else "fwer"
-    found = sorted(v["detectable_report"] for v in verdicts if v.get("detectable_report"))
+    tests = verdicts[0].tests_report if verdicts else 0
+    decision = verdicts[0].decision_report if verdicts else "fwer"
+    found = sorted(v.detectable_report for v in verdicts if v.detectable_report)
     median = found[len(found) // 2] if found else None
     return {"machines": machines, "strategies": strategies, "rows": list(rows.values()),
             "baseline": baseline, "legend": star_legend(alpha, tests, decision, median)}
 
 
-def _group(job: tuple, strategy: str, cell_of: dict, comparison_of: dict, verdict: dict,
-           described: dict, baseline: str, quiet_threshold: float) -> dict:
+def _group(job: tuple, strategy: str, cell_of: dict, comparison_of: dict[tuple, Comparison],
+           verdict: Verdict | None, described: dict, baseline: str,
+           quiet_threshold: float) -> dict:
     """One strategy's cell of the matrix, before neighbours are merged."""
     key = (*job, strategy)
     cell = cell_of.get(key)
-    comparison = comparison_of.get(key, {})
-    experiment = comparison.get("experiment") or strategy
-    if comparison.get("same_as_baseline"):
+    comparison = comparison_of.get(key)
+    experiment = (comparison and comparison.experiment) or strategy
+    if comparison and comparison.same_as_baseline:
         experiment = baseline
     speedup = cell.get("speedup_median") if cell else None
     stats = described.get(key)
-    best = bool(verdict.get("best")) and verdict["best"] == experiment
+    best = verdict is not None and bool(verdict.best) and verdict.best == experiment
     return {
         "strategies": [strategy], "span": 1, "experiment": experiment, "same_as": None,
         "baseline": strategy == baseline, "missing": cell is None,
         "median_s": cell.get("median_s") if cell else None,
         "speedup": speedup, "colour": speedup_colour(speedup if strategy != baseline else 1.0),
-        "faster": bool(comparison.get("faster")),
-        "faster_report": bool(comparison.get("faster_report")),
-        "slower": comparison.get("outcome") == "slower",
-        "slower_report": comparison.get("outcome_report") == "slower", "best": best,
-        "clear": best and bool(verdict.get("clear_winner")),
+        "faster": bool(comparison and comparison.faster),
+        "faster_report": bool(comparison and comparison.faster_report),
+        "slower": bool(comparison) and comparison.outcome == "slower",
+        "slower_report": bool(comparison) and comparison.outcome_report == "slower",
+        "best": best, "clear": best and bool(verdict.clear_winner),
         "marks": [WARNINGS[code][0] for code in stats.warnings(quiet_threshold)]
         if stats is not None else [WARNINGS["few"][0]],
     }

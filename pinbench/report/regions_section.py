@@ -10,9 +10,8 @@ strategy places on their own (:mod:`pinbench.place.per_region`).
 """
 from __future__ import annotations
 
-from pinbench.graph.matrix import MatrixError, read_matrix
-from pinbench.results.layout import Layout
-from pinbench.results.regions import RegionsError, distance, read_regions, regions_path
+from pinbench.report.campaign_results import MachineResults
+from pinbench.results.regions import distance
 
 
 def regions_section(machine: str, benchmark: str, regions: list[dict],
@@ -32,15 +31,8 @@ def regions_section(machine: str, benchmark: str, regions: list[dict],
                       "distance": distance(r["matrix"], whole)} for r in regions]}
 
 
-def regions_sections(layout: Layout, machine: str) -> list[dict]:
-    """The sections of every per-region trace of a machine, in path order (a trace without a
-    usable regions file or matrix has none)."""
-    found = []
-    for bench, path in layout.matrix_files(machine):
-        try:
-            regions = read_regions(regions_path(path))
-            whole = read_matrix(path).tolist()
-        except (RegionsError, MatrixError, OSError):
-            continue
-        found.append(regions_section(machine, bench, [vars(r) for r in regions.regions], whole))
-    return found
+def regions_sections(machine: MachineResults) -> list[dict]:
+    """The sections of every per-region trace of a machine, in path order
+    (:attr:`MachineResults.regions`)."""
+    return [regions_section(machine.name, bench, [vars(r) for r in regions.regions],
+                            whole.tolist()) for bench, regions, whole in machine.regions]

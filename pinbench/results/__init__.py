@@ -6,6 +6,9 @@
   measure, plan, report);
 - :mod:`~pinbench.results.runs`: the runs table and its typed record (measure -> stats, report);
 - :mod:`~pinbench.results.explained`: the explained runs table (measure -> stats);
+- :mod:`~pinbench.results.journals`: a measurement job's journal read back (the progress
+  lines, the journals set aside, ``pinbench remeasure``);
+- :mod:`~pinbench.results.rows`: a table's rows as typed records, one dataclass per table;
 - :mod:`~pinbench.results.formats`: the version of every file written and read back, and the
   migration of each older version;
 - :mod:`~pinbench.results.stale`: how a file set aside (a journal of another measurement) and

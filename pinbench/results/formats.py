@@ -41,21 +41,16 @@ Version 3 of ``runs`` adds the column ``output_bytes`` (:func:`migrate_runs_2`),
 the column ``counters`` (:func:`migrate_runs_3`).
 Version 2 adds the version: a version 1 file reads as it is, but for the placement files
 made before placements had an objective (:func:`migrate_placement_1`) and the journals,
-whose header is matched against the job that resumes them (:func:`migrate_journal_1`).
+whose header is matched against the job that resumes them
+(:func:`pinbench.measure.legacy.migrate_journal_1`, through :func:`read`'s ``steps``).
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from pinbench.errors import PinbenchError
-from pinbench.measure.settings import LAUNCHED
-
-if TYPE_CHECKING:  # the job module imports this one
-    from pinbench.measure.job import Job
 
 #: The key (and column) that holds a file's version.
 KEY = "format"
@@ -96,17 +91,21 @@ def version(kind: str, data: dict, source) -> int:
     return number
 
 
-def read(kind: str, data, source, **context) -> dict:
+def read(kind: str, data, source, steps: dict[int, Callable[[dict], dict]] | None = None
+         ) -> dict:
     """The content of a file of ``kind`` (``data``: its JSON object, or one row of a table) in
     the current version, without the version key: migrated step by step from its own.
-    ``context``: what a migration matches the file against (:func:`migrate_journal_1`).
-    FormatError for a version this pinbench does not know, or no JSON object."""
+    ``steps``: migrations that replace those of :data:`MIGRATIONS` (by the version they start
+    from), for a reader that knows more than the file (the job that opens a journal:
+    :func:`pinbench.measure.legacy.read_header`). FormatError for a version this pinbench
+    does not know, or no JSON object."""
     if not isinstance(data, dict):
         raise FormatError(f"{source}: not a {WHAT[kind]} (no JSON object)")
     found = version(kind, data, source)
     content = {name: value for name, value in data.items() if name != KEY}
+    migrations = MIGRATIONS[kind] | (steps or {})
     for step in range(found, CURRENT[kind]):
-        content = MIGRATIONS[kind][step](content, **context)
+        content = migrations[step](content)
     return content
 
 
@@ -116,7 +115,9 @@ def digest(value) -> str:
 
 
 def migrate_unchanged_1(content: dict) -> dict:
-    """Version 1 to 2 of every kind but the journal: the content did not change."""
+    """Version 1 to 2 of every kind: the content did not change (a journal's header read
+    for what it holds; the job that opens one matches it against itself:
+    :func:`pinbench.measure.legacy.migrate_journal_1`)."""
     return content
 
 
@@ -132,99 +133,6 @@ def migrate_placement_2(content: dict) -> dict:
     (:func:`pinbench.results.placements.shared_levels`). The file itself is not rewritten,
     so the workflow does not see it changed."""
     return {name: value for name, value in content.items() if name != "shared_level"}
-
-
-def migrate_journal_1(header: dict, job: Job | None = None, timing: str | None = None) -> dict:
-    """Version 1 to 2 of a journal's header, matched against the ``job`` that opens it.
-
-    - A timing journal (``timing`` None) of the release before versions has the job's
-      fingerprint (:meth:`Job.fingerprint`) when it holds its measurement. One written before
-      :meth:`Job.fingerprint_parts` has a :func:`legacy_fingerprint`: when it is the job's, the
-      header takes the job's fingerprint, and ``merged: false`` when it was written before
-      identical placements were merged (the job then measures every strategy).
-    - An explained runs' journal (``timing``: the timing journal's fingerprint) held the
-      binary's absolute path in its plan: when its plan is the job's once the binary is
-      named ``{binary}`` (:meth:`Job.explained_plan`), wherever the project lay, the header
-      takes the plan and fingerprint of version 2.
-
-    Another measurement's header is left as it is: its fingerprint is not the job's, and
-    the journal is set aside. Without a ``job`` (read for what it holds), the header is
-    left as it is.
-    """
-    if job is None:
-        return header
-    found = header.get("fingerprint")
-    if timing is not None:
-        old_plan = header.get("explain")
-        plan = job.explained_plan()
-        if (isinstance(old_plan, dict) and found == digest([timing, old_plan])
-                and _relocated(old_plan, job.binary_path) == plan):
-            return header | {"fingerprint": digest([timing, plan]), "explain": plan}
-        return header
-    current = job.fingerprint()
-    if found == current or sorted(job.exit_status) != [0] or job.metrics or \
-            job.cwd is not None or job.verify != LAUNCHED or isinstance(job.time, dict):
-        return header  # legacy journals knew no exit statuses, metrics, cwd, verify or time
-    for merged in (True, False):
-        if found == legacy_fingerprint(job, merged):
-            return header | {"fingerprint": current} | ({} if merged else {"merged": False})
-    return header
-
-
-#: The fields of a job that defined what it measured in :func:`legacy_fingerprint`.
-LEGACY_FIELDS = ("machine", "benchmark", "threads", "argv", "env", "validate", "time_regex",
-                 "timeout_s", "repetitions", "seed", "order", "placements")
-#: Fields of :data:`LEGACY_FIELDS` a job holds under another name now.
-RENAMED = {"time_regex": "time"}
-
-
-def legacy_fingerprint(job: Job, merged: bool = True) -> str:
-    """The hash journals were written with before :meth:`Job.fingerprint_parts` (the whole
-    placement records, the command as given with a relative binary path). ``merged=False``:
-    as written before identical placements were merged."""
-    binary = job.binary_path
-    fields = {name: getattr(job, RENAMED.get(name, name)) for name in LEGACY_FIELDS}
-    fields["placements"] = {strategy: _legacy_record(placement)
-                            for strategy, placement in job.placements.items()}
-    fields["argv"] = [os.path.relpath(arg) if os.path.isabs(arg) and arg == binary else arg
-                      for arg in job.argv]
-    if merged and job.same_as:
-        fields["same_as"] = job.same_as
-    if job.stopping:
-        fields["stopping"] = job.stopping
-    blob = json.dumps([fields, job.binary_digest], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _legacy_record(placement) -> dict:
-    """A placement's record as the release before versions held it: with the thread pairs'
-    lowest shared objects when it has one list, derived from its topology (none when the
-    topology cannot be read: the hash is then another one, and the journal is set aside)."""
-    from pinbench.results.placements import shared_levels  # it imports this module
-    from pinbench.topology import TopologyError, load
-
-    record = placement.to_json()
-    if placement.pus is not None:
-        try:
-            record["shared_level"] = shared_levels(load(placement.topology), placement.pus)
-        except TopologyError:
-            pass
-    return record
-
-
-def _relocated(plan: dict, binary: str) -> dict:
-    """A version 1 explained plan with the binary named ``{binary}``: an absolute path that
-    ends as the job's binary does below the project (``results/...``), wherever the project
-    lay when it was written."""
-    below = os.sep + os.path.relpath(binary)
-
-    def named(argv):
-        return None if argv is None else [
-            "{binary}" if os.path.isabs(arg) and (arg == binary or arg.endswith(below))
-            else arg for arg in argv]
-
-    return plan | {"t1_argv": named(plan.get("t1_argv")),
-                   "sequential_argv": named(plan.get("sequential_argv"))}
 
 
 def migrate_runs_2(content: dict) -> dict:
@@ -268,7 +176,6 @@ def migrate_stats_4(content: dict) -> dict:
 MIGRATIONS: dict[str, dict[int, Callable[..., dict]]] = {
     kind: {1: migrate_unchanged_1} for kind in CURRENT
 } | {"placement": {1: migrate_placement_1, 2: migrate_placement_2},
-     "journal": {1: migrate_journal_1},
      "stats": {1: migrate_unchanged_1, 2: migrate_stats_2, 3: migrate_stats_3,
               4: migrate_stats_4},
      "runs": {1: migrate_unchanged_1, 2: migrate_runs_2, 3: migrate_runs_3}}

@@ -45,8 +45,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pinbench.measure.journal import finished_runs
 from pinbench.results import formats, stale
+from pinbench.results.journals import finished_runs
 
 
 def sidecar_path(matrix_csv: Path | str) -> Path:
@@ -281,7 +281,7 @@ class Layout:
 
     def set_aside_journals(self, machine: str) -> list[dict]:
         """Every journal of a machine set aside as another measurement's, in path order
-        (:mod:`pinbench.measure.journal`): its benchmark, threads, path, finished runs and
+        (:mod:`pinbench.results.journals`): its benchmark, threads, path, finished runs and
         what changed."""
         notes = []
         journals = Path(self.machine(machine)).glob(f"journal/*/{stale.pattern('t*.jsonl')}")

@@ -16,6 +16,7 @@ import typing
 from pathlib import Path
 
 from pinbench.results import formats
+from pinbench.results.rows import columns, record, required
 
 #: The values of ``verification``: every thread ran where planned, some thread ran elsewhere,
 #: some thread reported no binding, the run was not bound (``os``), the runtime ran another
@@ -147,33 +148,18 @@ def on_metric(records: list[RunRecord], metric: str) -> list[RunRecord]:
     return out
 
 
-RUN_COLUMNS = [field.name for field in dataclasses.fields(RunRecord)]
+RUN_COLUMNS = columns(RunRecord)
 #: The columns of a runs table: a run record's, then the table's version.
 TABLE_COLUMNS = [*RUN_COLUMNS, formats.KEY]
 #: The columns every runs table has; the others were added later and may be absent.
-REQUIRED_COLUMNS = [field.name for field in dataclasses.fields(RunRecord)
-                    if field.default is dataclasses.MISSING]
-
-
-def _parser(kind) -> typing.Callable[[str], object]:
-    if kind is bool:
-        return lambda text: text == "True"
-    if kind in (int, float):
-        return kind
-    if kind in (float | None, int | None):
-        inner = float if kind == float | None else int
-        return lambda text: inner(text) if text else None
-    return str
-
-
-_PARSERS = {name: _parser(kind) for name, kind in typing.get_type_hints(RunRecord).items()}
+REQUIRED_COLUMNS = required(RunRecord)
 
 
 def from_row(row: dict[str, str], source) -> RunRecord:
     """A record from one CSV row of strings, of any version (a later column absent: its
     default; FormatError: a version this pinbench does not know)."""
     row = formats.read("runs", row, source)
-    return RunRecord(**{name: _PARSERS[name](row[name]) for name in RUN_COLUMNS if name in row})
+    return record(RunRecord, row)
 
 
 def read_runs(paths: list[Path]) -> list[RunRecord]:

@@ -36,6 +36,7 @@ import csv
 import json
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench.measure.settings import QUIET
@@ -43,6 +44,7 @@ from pinbench.place.symmetry import experiment_key
 from pinbench.results import formats
 from pinbench.results.layout import STATS_FILES
 from pinbench.results.printed_share import printed_share
+from pinbench.results.rows import columns, read_records
 from pinbench.results.runs import RunRecord, on_metric, read_runs
 from pinbench.topology import Topology
 
@@ -53,19 +55,91 @@ from pinbench.topology import Topology
 #: it to the analysis as a parameter, so results analysed by an older pinbench are analysed
 #: again (Snakemake's params trigger); ``stats.json`` holds it too.
 FORMAT = formats.CURRENT["stats"]
-VERDICT_COLUMNS = [
-    "machine", "benchmark", "threads", "baseline", "tests", "outcome", "slower", "best",
-    "stands_for", "speedup_median", "p_raw", "p_adjusted", "runner_up", "p_best_vs_others",
-    "clear_winner", "identical", "coincide", "detectable", "tests_report", "decision_report",
-    "outcome_report", "best_report", "p_report", "detectable_report", "too_few", "drift",
-    "drift_p", "drift_p_adjusted", "drift_tau", "run_order",
-    "noisy_runs", "printed_time", "printed_implausible", "design",
-]
-COMPARISON_COLUMNS = [
-    "machine", "benchmark", "threads", "strategy", "experiment", "same_as_baseline", "runs",
-    "baseline_runs", "speedup_median", "noise", "p_raw", "p_adjusted", "effect", "outcome",
-    "faster", "detectable", "p_report", "outcome_report", "faster_report", "detectable_report",
-]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A row of ``verdicts.csv``: the headline verdict of one (machine, benchmark, threads)
+    (:func:`pinbench.stats.verdicts.cell_verdict`, :func:`pinbench.stats.verdicts.report_wide`),
+    its drift check (:mod:`pinbench.stats.drift`) and its printed times' check
+    (:mod:`pinbench.results.printed_share`). Empty fields read as None."""
+
+    machine: str
+    benchmark: str
+    threads: int
+    baseline: str
+    tests: int
+    outcome: str  #: ``faster``, ``slower`` or ``none`` (no difference shown)
+    slower: int  #: how many of its experiments the cell's verdict names slower
+    best: str  #: the cell verdict's best experiment ("" when none is faster)
+    stands_for: str
+    speedup_median: float | None
+    p_raw: float | None
+    p_adjusted: float | None
+    runner_up: str
+    p_best_vs_others: float | None
+    clear_winner: bool | None
+    identical: str
+    coincide: bool | None  #: every fixed placement of the cell the same
+    detectable: float | None
+    tests_report: int
+    decision_report: str  #: the campaign's ``report_decision``: ``fwer`` or ``fdr``
+    outcome_report: str
+    best_report: str
+    p_report: float | None
+    detectable_report: float | None
+    too_few: str  #: which decisions the cell's runs are too few for, and why ("" none)
+    drift: bool | None
+    drift_p: float | None
+    drift_p_adjusted: float | None
+    drift_tau: float | None
+    run_order: str
+    noisy_runs: int
+    printed_time: str  #: what is to be said of the printed times ("" nothing)
+    printed_implausible: bool | None
+    design: str = "fixed"  #: ``fixed`` or ``sequential``; a table written before it: fixed
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(machine, benchmark, threads): the cell."""
+        return self.machine, self.benchmark, self.threads
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A row of ``comparisons.csv``: one strategy of a cell against the baseline, the
+    experiment it ran and the verdict's test on it. Empty fields read as None."""
+
+    machine: str
+    benchmark: str
+    threads: int
+    strategy: str
+    experiment: str
+    same_as_baseline: bool | None
+    runs: int
+    baseline_runs: int
+    speedup_median: float | None
+    noise: float | None
+    p_raw: float | None
+    p_adjusted: float | None
+    effect: float | None  #: P[Y < X] + P[Y = X]/2: above 1/2, the strategy tends to be faster
+    outcome: str  #: ``faster``, ``slower`` or ``none`` (no difference shown)
+    faster: bool | None
+    detectable: float | None
+    p_report: float | None
+    outcome_report: str
+    faster_report: bool | None
+    detectable_report: float | None
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        """(machine, benchmark, threads, strategy)."""
+        return self.machine, self.benchmark, self.threads, self.strategy
+
+
+#: The columns of ``verdicts.csv`` and ``comparisons.csv``: their records' fields.
+VERDICT_COLUMNS = columns(Verdict)
+COMPARISON_COLUMNS = columns(Comparison)
 
 
 def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
@@ -173,39 +247,11 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     return text
 
 
-def _typed_rows(path: Path, columns: list[str], ints: tuple[str, ...], floats: tuple[str, ...],
-                flags: tuple[str, ...]) -> list[dict]:
-    """The rows of one of the analysis's tables, numbers and flags typed (empty: None)."""
-    with Path(path).open(newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [name for name in columns if name not in (reader.fieldnames or [])]
-        if missing:
-            raise ValueError(f"{path} has no column {missing[0]!r}: it was written by another "
-                             "version of pinbench (pinbench run analyses the runs again)")
-        rows = list(reader)
-    for row in rows:
-        for name in ints:
-            row[name] = int(row[name])
-        for name in floats:
-            row[name] = float(row[name]) if row[name] else None
-        for name in flags:
-            row[name] = {"True": True, "False": False}.get(row[name])
-    return rows
+def read_verdicts(path: Path) -> list[Verdict]:
+    """The rows of a ``verdicts.csv`` (ValueError: one of another version of pinbench)."""
+    return read_records(Verdict, path)
 
 
-def read_verdicts(path: Path) -> list[dict]:
-    """The rows of a ``verdicts.csv``, numbers and flags typed (empty fields: None)."""
-    return _typed_rows(path, VERDICT_COLUMNS,
-                       ("threads", "tests", "slower", "tests_report", "noisy_runs"),
-                       ("speedup_median", "p_raw", "p_adjusted", "p_best_vs_others",
-                        "detectable", "p_report", "detectable_report", "drift_p",
-                        "drift_p_adjusted", "drift_tau"),
-                       ("clear_winner", "coincide", "drift", "printed_implausible"))
-
-
-def read_comparisons(path: Path) -> list[dict]:
-    """The rows of a ``comparisons.csv``, numbers and flags typed (empty fields: None)."""
-    return _typed_rows(path, COMPARISON_COLUMNS, ("threads", "runs", "baseline_runs"),
-                       ("speedup_median", "noise", "p_raw", "p_adjusted", "effect", "detectable",
-                        "p_report", "detectable_report"),
-                       ("same_as_baseline", "faster", "faster_report"))
+def read_comparisons(path: Path) -> list[Comparison]:
+    """The rows of a ``comparisons.csv`` (ValueError: one of another version of pinbench)."""
+    return read_records(Comparison, path)

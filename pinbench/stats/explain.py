@@ -54,9 +54,11 @@ from __future__ import annotations
 import csv
 import statistics
 from collections import defaultdict
+from dataclasses import make_dataclass
 from pathlib import Path
 
 from pinbench.measure.stopping import median_interval
+from pinbench.results.rows import record
 from pinbench.results.runs import RunRecord, write_table
 from pinbench.stats.shift import shift_interval
 
@@ -89,6 +91,17 @@ COLUMNS = (["machine", "benchmark", "threads", "strategy", "n", "failed", "runti
             "T_P_timing_s_low", "T_P_timing_s_high", "reproduces", "not_applicable"]
            + [f"{q}{suffix}" for q in QUANTITIES + DIFFERENCES for suffix in ("", "_low", "_high")]
            + ["lower", "higher"] + list(COUNTS) + ["failure"])
+#: A row of ``explain.csv``: one (machine, benchmark, threads, strategy)'s explained runs, a
+#: field per column of :data:`COLUMNS`: the :data:`TEXT` ones text, the :data:`FLAGS` True,
+#: False or None (unknown), every other a number or None (unknown, empty in the file).
+Explanation = make_dataclass(
+    "Explanation", [(name, str if name in TEXT else bool | None if name in FLAGS else float | None)
+                    for name in COLUMNS], frozen=True)
+
+
+def explanation(row: dict) -> Explanation:
+    """The record of a row of :func:`explain_table` (a column it lacks: None)."""
+    return Explanation(**{name: row.get(name) for name in COLUMNS})
 
 
 def decompose(record: dict, span_s: float, threads: int) -> dict[str, float]:
@@ -306,21 +319,12 @@ def write_explain(table: list[dict], path: Path) -> None:
                                 for row in table))
 
 
-def read_explain(path: Path) -> list[dict]:
-    """The table back, numbers as floats (None where empty), flags as booleans (None where
-    unknown); ValueError for a table of another version (its columns differ)."""
+def read_explain(path: Path) -> list[Explanation]:
+    """The table back (ValueError for a table of another version: its columns differ)."""
     with Path(path).open(newline="") as handle:
         reader = csv.DictReader(handle)
         if list(reader.fieldnames or []) != COLUMNS:
             raise ValueError(f"{path} has other columns than this pinbench writes: it was "
                              "written by another version (snakemake --forcerun explain "
                              "rewrites it)")
-        rows = list(reader)
-
-    def typed(name: str, value: str):
-        if name in TEXT:
-            return value
-        if name in FLAGS:
-            return {"True": True, "False": False}.get(value)
-        return float(value) if value else None
-    return [{k: typed(k, v) for k, v in row.items()} for row in rows]
+        return [record(Explanation, row) for row in reader]

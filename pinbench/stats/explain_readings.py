@@ -17,65 +17,67 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from pinbench.stats.explain import MIN_SHARE, TERMS
+from pinbench.stats.analyse import Verdict
+from pinbench.stats.explain import MIN_SHARE, TERMS, Explanation
 
 
-def _interval(row: dict, name: str, sign: int = 1) -> str:
+def _interval(row: Explanation, name: str, sign: int = 1) -> str:
     """A shift and its interval in thread-s (``sign`` -1: the other way round)."""
-    low, high = sorted((sign * row[f"{name}_low"], sign * row[f"{name}_high"]))
-    return f"{sign * row[name]:.3g} thread-s [{low:.3g}; {high:.3g}]"
+    low, high = sorted((sign * getattr(row, f"{name}_low"), sign * getattr(row, f"{name}_high")))
+    return f"{sign * getattr(row, name):.3g} thread-s [{low:.3g}; {high:.3g}]"
 
 
-def span(rows: list[dict]) -> str:
+def span(rows: list[Explanation]) -> str:
     """The span the explanation covers, in words: the whole run, and how much of it the
     printed time (``time``) is.
 
-    >>> span([{"printed_share": None}]), span([{"printed_share": 0.25}])
+    >>> from pinbench.stats.explain import explanation
+    >>> span([explanation({})]), span([explanation({"printed_share": 0.25})])
     ('the whole run', 'the whole run, of which the printed time is 25%')
     """
-    shares = [r["printed_share"] for r in rows if r["printed_share"] is not None]
+    shares = [r.printed_share for r in rows if r.printed_share is not None]
     if not shares:
         return "the whole run"
     share = sorted(shares)[len(shares) // 2]
     return f"the whole run, of which the printed time is {share:.0%}"
 
 
-def reading(rows: list[dict], baseline: str, verdict: dict | None) -> str:
+def reading(rows: list[Explanation], baseline: str, best: str | None) -> str:
     """One sentence on the timing verdict's strategy against the baseline, e.g. "compact
     beats os here through lower work inflation (0.08 thread-s [0.05; 0.1], 18% of os's
     P·T_P)", or why the explained runs cannot say it (``rows``: one cell's rows of
-    ``explain.csv``; ``verdict``: its row of ``verdicts.csv``, None: the cell has none)."""
-    if verdict is None:
+    ``explain.csv``; ``best``: the strategy its verdict names, :attr:`Verdict.best`, "" when
+    none is faster, None when the cell has no verdict)."""
+    if best is None:
         return "No timing verdict for this cell: nothing to explain."
-    best = verdict["best"]
     if not best:
         return f"The timing runs find no strategy faster than {baseline} here: nothing to explain."
-    by_strategy = {r["strategy"]: r for r in rows}
+    by_strategy = {r.strategy: r for r in rows}
     pair = [by_strategy.get(best), by_strategy.get(baseline)]
-    if any(r is None or not r["n"] for r in pair):
-        who = best if not (pair[0] and pair[0]["n"]) else baseline
+    if any(r is None or not r.n for r in pair):
+        who = best if not (pair[0] and pair[0].n) else baseline
         return f"No explanation of {best} against {baseline}: {who} has no successful explained run."
     for r in pair:
-        if r["reproduces"] is False:
-            return f"Not applicable to {best} against {baseline}: for {r['strategy']}, " \
-                   f"{r['not_applicable']}."
+        if r.reproduces is False:
+            return f"Not applicable to {best} against {baseline}: for {r.strategy}, " \
+                   f"{r.not_applicable}."
     row, base = pair
     where = span(rows)
-    if row["d_total"] is None:
+    if row.d_total is None:
         return (f"No explanation of {best} against {baseline}: too few explained runs for an "
                 "interval of their difference.")
-    if row["d_total_high"] < 0:
+    if row.d_total_high < 0:
         return (f"Not applicable: over {where}, the explained runs show {baseline} faster than "
                 f"{best} ({baseline}'s P·T_P {_interval(row, 'd_total', -1)} lower), against the "
                 "timing verdict.")
-    if row["d_total_low"] <= 0:
+    if row.d_total_low <= 0:
         return (f"No measurable difference between {best} and {baseline} in the explained runs "
                 f"over {where} ({best}'s P·T_P {_interval(row, 'd_total')} lower): no "
                 "explanation.")
-    scale = base["threads"] * base["T_P"]
-    gains = [f"{TERMS[t][0]} ({_interval(row, f'd_{t}')}, {row[f'd_{t}'] / scale:.0%} of "
-             f"{baseline}'s P·T_P)" for t in row["lower"].split()]
-    losses = [TERMS[t][0] for t in row["higher"].split()]
+    scale = base.threads * base.T_P
+    gains = [f"{TERMS[t][0]} ({_interval(row, f'd_{t}')}, {getattr(row, f'd_{t}') / scale:.0%} "
+             f"of {baseline}'s P·T_P)" for t in row.lower.split()]
+    losses = [TERMS[t][0] for t in row.higher.split()]
     if not gains:
         return (f"{best} is faster than {baseline} over {where} (its P·T_P "
                 f"{_interval(row, 'd_total')} lower), but no term of it differs measurably on "
@@ -84,58 +86,62 @@ def reading(rows: list[dict], baseline: str, verdict: dict | None) -> str:
     return f"{best} beats {baseline} here through lower {'; '.join(gains)}{despite}."
 
 
-def unreproduced(rows: list[dict], said: str = "") -> list[str]:
+def unreproduced(rows: list[Explanation], said: str = "") -> list[str]:
     """Why each strategy whose explained runs do not reproduce its timing runs explains
     nothing, one sentence each, but for those the reading ``said`` already names.
 
-    >>> unreproduced([{"strategy": "os", "reproduces": True},
-    ...               {"strategy": "compact", "reproduces": False, "not_applicable": "why"}])
+    >>> from pinbench.stats.explain import explanation
+    >>> unreproduced([explanation({"strategy": "os", "reproduces": True}),
+    ...               explanation({"strategy": "compact", "reproduces": False,
+    ...                            "not_applicable": "why"})])
     ['compact: not applicable, why.']
     """
-    return [f"{r['strategy']}: not applicable, {r['not_applicable']}." for r in rows
-            if r["reproduces"] is False and f"for {r['strategy']}, " not in said]
+    return [f"{r.strategy}: not applicable, {r.not_applicable}." for r in rows
+            if r.reproduces is False and f"for {r.strategy}, " not in said]
 
 
-def missing(rows: list[dict]) -> str:
+def missing(rows: list[Explanation]) -> str:
     """Why a (benchmark, threads) cell has no breakdown, in words ("" when it has one)."""
-    if not any(r["n"] for r in rows):
-        failures = sorted({r["failure"] for r in rows if r["failure"]})
+    if not any(r.n for r in rows):
+        failures = sorted({r.failure for r in rows if r.failure})
         return "no explained run succeeded" + (f": {'; '.join(failures)}" if failures else "")
-    if all(r["T_1"] is None for r in rows):
-        return f"no T_1 ({rows[0]['T_1_source']}): its one-thread runs failed or were not made"
+    if all(r.T_1 is None for r in rows):
+        return f"no T_1 ({rows[0].T_1_source}): its one-thread runs failed or were not made"
     return ""
 
 
-def cells(table: list[dict]) -> dict[tuple[str, str], dict[int, list[dict]]]:
+def cells(table: list[Explanation]) -> dict[tuple[str, str], dict[int, list[Explanation]]]:
     """(machine, benchmark) -> threads -> that cell's rows of ``explain.csv``, sorted."""
-    found: dict[tuple[str, str], dict[int, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    found: dict[tuple[str, str], dict[int, list[Explanation]]] = defaultdict(
+        lambda: defaultdict(list))
     for row in table:
-        found[(row["machine"], row["benchmark"])][int(row["threads"])].append(row)
+        found[(row.machine, row.benchmark)][int(row.threads)].append(row)
     return {key: dict(sorted(by_threads.items())) for key, by_threads in sorted(found.items())}
 
 
-def verdicts_by_cell(verdicts: list[dict]) -> dict[tuple[str, str, int], dict]:
-    """(machine, benchmark, threads) -> the row of ``verdicts.csv``."""
-    return {(v["machine"], v["benchmark"], int(v["threads"])): v for v in verdicts}
+def best_by_cell(verdicts: list[Verdict]) -> dict[tuple[str, str, int], str]:
+    """(machine, benchmark, threads) -> the strategy its verdict names ("" none faster)."""
+    return {verdict.key: verdict.best for verdict in verdicts}
 
 
-def readings_text(table: list[dict], verdicts: list[dict], baseline: str) -> str:
+def readings_text(table: list[Explanation], verdicts: list[Verdict], baseline: str) -> str:
     """Every cell's reading and, when it has no breakdown, why: per benchmark a line with the
     span its explanation covers, then one line per thread count."""
-    verdict_of = verdicts_by_cell(verdicts)
+    best_of = best_by_cell(verdicts)
     lines = []
     for (machine, bench), by_threads in cells(table).items():
         rows = [r for cell in by_threads.values() for r in cell]
         lines.append(f"{machine}/{bench}: explained over {span(rows)}")
         for threads, cell in by_threads.items():
             why = missing(cell)
-            text = reading(cell, baseline, verdict_of.get((machine, bench, threads)))
+            text = reading(cell, baseline, best_of.get((machine, bench, threads)))
             lines.append(f"  {threads} threads: {text}" + (f" No breakdown: {why}." if why else ""))
             lines += [f"    {line}" for line in unreproduced(cell, text)]
     return "\n".join(lines) + "\n"
 
 
-def write_readings(table: list[dict], verdicts: list[dict], baseline: str, path: Path) -> str:
+def write_readings(table: list[Explanation], verdicts: list[Verdict], baseline: str,
+                   path: Path) -> str:
     """Write :func:`readings_text` to ``path`` (``stats/explain.txt``) and return it."""
     text = readings_text(table, verdicts, baseline)
     Path(path).write_text(text)

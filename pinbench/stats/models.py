@@ -72,9 +72,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench.errors import PinbenchError
+from pinbench.results.rows import columns, read_records
 from pinbench.results.runs import RunRecord
 from pinbench.stats.cells import describe_cells
-from pinbench.stats.explain import read_explain
+from pinbench.stats.explain import Explanation, read_explain
 
 #: The version of ``models.csv``: the workflow passes it to the models rule as a parameter,
 #: so a table made by an older pinbench is made again.
@@ -101,10 +102,40 @@ MODELER = ["--modeler", "basic", "--options", "use_crossvalidation=True",
 EXPLAINED = {"idle": "I_P", "inflation": "F_P", "lock_waits": "L_P",
              "barrier_waits": "barrier_wait", "taskwait_waits": "taskwait_wait"}
 PRINT = "{callpath};{metric};{model};{model:python};{smape};{ar2};{rss};{re}"
-COLUMNS = ["machine", "benchmark", "strategy", "quantity", "model", "time_model", "smape",
-           "ar2", "rss", "re", "crossvalidation", "reliable", "selected", "thread_counts", "pus",
-           "oversubscribed", "horizon", "best_threads", "best_time_s", "turning_threads",
-           "extrapolated", "note"]
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """A row of ``models.csv``: one quantity's model of a (machine, benchmark, strategy), or
+    why it has none (``note``). Empty fields read as None (an explained quantity's row has no
+    time model, best or turning point; ``reliable`` None: SMAPE cannot say)."""
+
+    machine: str
+    benchmark: str
+    strategy: str
+    quantity: str  #: ``time_median``, ``cost_mean``..., or an explained one (``idle_median``)
+    model: str  #: Extra-P's model ("" without one)
+    time_model: str  #: the model of T(p) it gives
+    smape: float | None
+    ar2: float | None
+    rss: float | None
+    re: float | None
+    crossvalidation: bool | None
+    reliable: bool | None
+    selected: bool | None  #: the cell's model of T(p), of the reliable ones the better
+    thread_counts: str  #: the thread counts modelled, space-separated
+    pus: int | None
+    oversubscribed: str
+    horizon: int | None
+    best_threads: int | None
+    best_time_s: float | None
+    turning_threads: int | None
+    extrapolated: str
+    note: str
+
+
+#: The columns of ``models.csv``: its rows' fields.
+COLUMNS = columns(ModelRow)
 
 
 class ModelError(PinbenchError, ValueError):
@@ -305,7 +336,8 @@ def turning_points(curve: list[float], first: int = 1) -> tuple[int, int | None]
     return best, first + p
 
 
-def explained_series(table: list[dict]) -> dict[tuple[str, str, str], dict[str, dict[int, float]]]:
+def explained_series(table: list[Explanation]
+                     ) -> dict[tuple[str, str, str], dict[str, dict[int, float]]]:
     """(machine, benchmark, strategy) -> quantity (:data:`EXPLAINED`) -> threads -> the
     median over the explained runs, from :func:`pinbench.stats.explain.read_explain`'s rows (thread
     counts where the quantity is unknown, or whose explained runs do not reproduce the timing
@@ -313,24 +345,23 @@ def explained_series(table: list[dict]) -> dict[tuple[str, str, str], dict[str, 
     found: dict[tuple[str, str, str], dict[str, dict[int, float]]] = defaultdict(
         lambda: {name: {} for name in EXPLAINED})
     for row in table:
-        by_quantity = found[(row["machine"], row["benchmark"], row["strategy"])]
-        if row.get("reproduces") is False:
+        by_quantity = found[(row.machine, row.benchmark, row.strategy)]
+        if row.reproduces is False:
             continue
         for name, column in EXPLAINED.items():
-            value = row.get(column)
-            if value is not None and value != "" and math.isfinite(float(value)):
-                by_quantity[name][int(float(row["threads"]))] = float(value)
+            value = getattr(row, column)
+            if value is not None and math.isfinite(value):
+                by_quantity[name][int(row.threads)] = value
     return dict(found)
 
 
-def not_reproduced(table: list[dict]) -> dict[tuple[str, str, str], list[int]]:
+def not_reproduced(table: list[Explanation]) -> dict[tuple[str, str, str], list[int]]:
     """(machine, benchmark, strategy) -> the thread counts whose explained runs do not
     reproduce the timing runs (:func:`pinbench.stats.explain.reproduction`)."""
     found: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for row in table:
-        if row.get("reproduces") is False:
-            found[(row["machine"], row["benchmark"], row["strategy"])].append(
-                int(float(row["threads"])))
+        if row.reproduces is False:
+            found[(row.machine, row.benchmark, row.strategy)].append(int(row.threads))
     return {key: sorted(counts) for key, counts in found.items()}
 
 
@@ -376,7 +407,7 @@ def unmodelled(thread_counts: dict[str, list[int]]) -> str:
 
 
 def model_rows(records: list[RunRecord], extrap: Path, horizon: int,
-               pus: dict[str, int], explained: list[dict] | None = None) -> list[dict]:
+               pus: dict[str, int], explained: list[Explanation] | None = None) -> list[dict]:
     """The rows of ``models.csv`` (:data:`COLUMNS`): per machine, benchmark, strategy and
     quantity (``time_median``, ``cost_median``, ``time_mean``, ``cost_mean``), Extra-P's model
     and what it predicts. ``horizon``: the largest thread count to predict for; ``pus``:
@@ -555,12 +586,9 @@ def write_models(rows: list[dict], csv_path: Path, text_path: Path, note: str = 
     return text
 
 
-def read_models(path: Path) -> list[dict]:
-    """The rows of a ``models.csv`` (strings), none when the file is absent."""
-    if not Path(path).is_file():
-        return []
-    with Path(path).open(newline="") as handle:
-        return list(csv.DictReader(handle))
+def read_models(path: Path) -> list[ModelRow]:
+    """The rows of a ``models.csv``, none when the file is absent."""
+    return read_records(ModelRow, path) if Path(path).is_file() else []
 
 
 def models(records: list[RunRecord], extrap: Path, horizon: int, pus: dict[str, int],

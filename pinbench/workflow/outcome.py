@@ -9,16 +9,16 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pinbench.measure.journal import read_lines
 from pinbench.measure.progress import duration
 from pinbench.place.registry import parse_strategy
 from pinbench.results import formats
 from pinbench.place.symmetry import ELSEWHERE, flat_machine
 from pinbench.results import traces
+from pinbench.results.journals import read_lines
 from pinbench.results.layout import Layout
 from pinbench.results.runs import read_runs
 from pinbench.stats.cells import unusable_cells
-from pinbench.stats.analyse import read_verdicts
+from pinbench.stats.analyse import Verdict, read_verdicts
 from pinbench.workflow.campaign import Machine, own_placements
 
 
@@ -69,31 +69,31 @@ def cell_lines(layout: Layout) -> list[str]:
         count[1] += not record.ok
     lines = []
     for v in verdicts:
-        runs, failed = counts.get((v["machine"], v["benchmark"], v["threads"]), [0, 0])
-        lines.append(f"  {v['machine']} {v['benchmark']} t{v['threads']}: {runs} runs, "
+        runs, failed = counts.get(v.key, [0, 0])
+        lines.append(f"  {v.machine} {v.benchmark} t{v.threads}: {runs} runs, "
                      f"{failed} failed; {verdict_words(v)}")
     return lines
 
 
-def verdict_words(verdict: dict) -> str:
+def verdict_words(verdict: Verdict) -> str:
     """A cell's verdict in words (a row of ``verdicts.csv``)."""
-    v, baseline = verdict, verdict["baseline"]
-    if v["printed_implausible"]:
+    v, baseline = verdict, verdict.baseline
+    if v.printed_implausible:
         text = "no verdict: its printed times are not its runs' (the report says why)"
-    elif v["best"]:
-        named = experiment_name(v["best"], v["stands_for"].split())
-        speedup = f" {v['speedup_median']:.3g}x" if v["speedup_median"] else ""
+    elif v.best:
+        named = experiment_name(v.best, v.stands_for.split())
+        speedup = f" {v.speedup_median:.3g}x" if v.speedup_median else ""
         own = f"{named}{speedup} faster than {baseline} ☆" + (
-            ", a clear winner" if v["clear_winner"] else "")
-        text = (own.replace(" ☆", " ★ (report-wide)") if v["best_report"] == v["best"] else
-                f"{v['best_report']} faster than {baseline} ★ (report-wide); by the cell's own "
-                f"verdict {own}" if v["best_report"] else f"{own} (this cell's own verdict)")
-    elif not v["tests"]:
+            ", a clear winner" if v.clear_winner else "")
+        text = (own.replace(" ☆", " ★ (report-wide)") if v.best_report == v.best else
+                f"{v.best_report} faster than {baseline} ★ (report-wide); by the cell's own "
+                f"verdict {own}" if v.best_report else f"{own} (this cell's own verdict)")
+    elif not v.tests:
         text = "no verdict: too few usable runs"
     else:
         text = f"no strategy faster than {baseline}" + (
-            f" (it could have found {v['detectable']:.3g}x)" if v["detectable"] else "")
-    return text + ("; its runs drift" if v["drift"] else "")
+            f" (it could have found {v.detectable:.3g}x)" if v.detectable else "")
+    return text + ("; its runs drift" if v.drift else "")
 
 
 def experiment_name(first: str, others: Sequence[str], most: int = 3) -> str:
@@ -166,20 +166,20 @@ def campaign_line(layout: Layout, alpha: float) -> str:
     except ValueError as exc:  # an older analysis (a partial call, e.g. --until): said so
         return f"{text}; {exc}"
     if verdicts is not None:
-        winners = [f"{v['benchmark']} t{v['threads']}: {v['best_report']}"
-                   for v in verdicts if v["best_report"]]
-        tests = verdicts[0]["tests_report"] if verdicts else 0
-        held = "false discovery rate" if verdicts and verdicts[0]["decision_report"] == "fdr" \
+        winners = [f"{v.benchmark} t{v.threads}: {v.best_report}"
+                   for v in verdicts if v.best_report]
+        tests = verdicts[0].tests_report if verdicts else 0
+        held = "false discovery rate" if verdicts and verdicts[0].decision_report == "fdr" \
             else "family-wise error"
         text += (f"; a strategy faster than the baseline in {len(winners)} of {len(verdicts)} "
                  f"cells, report-wide ({held} {alpha:.2g} over all {tests} tests)"
                  + (f": {', '.join(winners[:4])}{', ...' if len(winners) > 4 else ''}"
                     if winners else "")
                  + f"; slower than the baseline in "
-                 f"{sum(v['outcome_report'] == 'slower' for v in verdicts)} of {len(verdicts)} "
+                 f"{sum(v.outcome_report == 'slower' for v in verdicts)} of {len(verdicts)} "
                  "cells (the best placement slower, report-wide)"
-                 + f"; in {sum(bool(v['best']) for v in verdicts)} by each cell's own verdict"
-                 + f"; drift in {sum(bool(v['drift']) for v in verdicts)}"
+                 + f"; in {sum(bool(v.best) for v in verdicts)} by each cell's own verdict"
+                 + f"; drift in {sum(bool(v.drift) for v in verdicts)}"
                  + _unread(verdicts))
     return text
 
@@ -201,10 +201,10 @@ def flat_machines(machines: Iterable[Machine], config: dict) -> list[str]:
             and (flat := flat_machine(machine.topology))]
 
 
-def _unread(verdicts: list[dict]) -> str:
+def _unread(verdicts: list[Verdict]) -> str:
     """The cells left without a verdict for their printed times, as the closing line ends
     with them ("" when none: :mod:`pinbench.results.printed_share`)."""
-    cells = [f"{v['benchmark']} t{v['threads']}" for v in verdicts if v["printed_implausible"]]
+    cells = [f"{v.benchmark} t{v.threads}" for v in verdicts if v.printed_implausible]
     return (f"; no verdict in {len(cells)}: their printed times are not their runs' "
             f"({', '.join(cells[:4])}{', ...' if len(cells) > 4 else ''}: the report says why)"
             if cells else "")
