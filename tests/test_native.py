@@ -7,6 +7,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import sysconfig
 import threading
 from pathlib import Path
 
@@ -278,7 +279,10 @@ def test_a_campaign_without_the_helpers_ends_in_their_line(tmp_path):
 @pytest.mark.slow
 def test_a_non_editable_install_in_a_fresh_environment_works_after_pinbench_setup(tmp_path):
     """``pip install .`` (from a copy of the working tree's sources: pip builds in the tree)
-    into a new virtual environment with the pinned dependencies."""
+    into a new virtual environment. Its dependencies are the pinned ones this suite runs
+    with, named by a path file rather than installed again (half a minute of the suite): a
+    path line adds their folder alone (pip and setuptools too), not the editable pinbench its
+    own path files load."""
     source = tmp_path / "src"
     listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others",
                              "--exclude-standard"], capture_output=True,
@@ -290,9 +294,14 @@ def test_a_non_editable_install_in_a_fresh_environment_works_after_pinbench_setu
     venv = tmp_path / "venv"
     env = {k: v for k, v in os.environ.items()
            if k not in (native.NATIVE_DIR_VARIABLE, "PYTHONPATH", "VIRTUAL_ENV")}
-    subprocess.run([PY, "-m", "venv", str(venv)], check=True)
-    installed = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "-r",
-                                str(ROOT / "requirements.txt"), str(source)],
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; "
+                           "print(sysconfig.get_paths()['purelib'])"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    (Path(site) / "pinned_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    installed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                                "--no-deps",
+                                "--no-build-isolation", str(source)],
                                env=env, capture_output=True, text=True, timeout=900)
     assert installed.returncode == 0, installed.stderr[-3000:]
     pinbench = str(venv / "bin" / "pinbench")

@@ -63,8 +63,7 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
     args, others = parser.parse_known_args(rest)
     if parser.prog == "pinbench report" and others:
         parser.error(f"unrecognized arguments: {' '.join(others)}")
-    directory = _snakemake_options(others).directory if others else None
-    args.campaign, args.snakemake, args.directory = campaign, others, directory
+    args.campaign, args.snakemake = campaign, others
     return args
 
 
@@ -115,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
     config, machines, path = projects.read_campaign(args.campaign, project)
     if args.command == "report":
         return projects.rebuild_report(config, machines)
+    # Snakemake's options checked once the campaign is read: a bad campaign file is said
+    # before Snakemake (a second of imports) is loaded
+    directory = _snakemake_options(args.snakemake).directory if args.snakemake else None
     os.environ.setdefault("PINBENCH_PROJECT", str(project))
     from pinbench import events
     from pinbench.workflow import snakemake_adapter, terminal
@@ -131,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     with _stdout_to_stderr():
         status = _snakemake(snakemake_args)
     if status == 0:
-        print_json(plan_document(config, machines, Path(args.directory or ".")))
+        print_json(plan_document(config, machines, Path(directory or ".")))
     return status
 
 
