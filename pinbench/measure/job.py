@@ -24,8 +24,9 @@ rounds and the job may end before ``repetitions`` rounds; resumed, it replays
 the rule on the journaled runs, so it stops where it would have. So does the sequential
 design (``sequential``: :mod:`pinbench.stats.sequential`): after the rounds of each look the
 job decides each comparison with the baseline, drops the experiments that can no longer win
-(each look journaled as a line of strategy :data:`LOOK`) and stops once every comparison
-left is decided.
+and stops once every comparison
+left is decided. The looks are not journaled: they follow from the journaled runs, and a
+resumed job (or the analysis) replays them.
 
 The runs are measured under whatever load other processes put on the machine; each run
 records the share of the CPUs they used during it (``other_cpu``; above ``quiet.threshold``
@@ -523,7 +524,7 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
     seed = derive_seed(job.seed, "order", job.machine, job.benchmark, job.threads)
     order = rounds_order(measured, job.repetitions, seed) if job.stopping or job.sequential \
         else run_order(measured, job.repetitions, job.order, seed)
-    design = _Sequential(job, measured, journal, label, say) if job.sequential and \
+    design = _Sequential(job, measured, label, say) if job.sequential and \
         job.same_as.get(job.sequential["baseline"], job.sequential["baseline"]) in measured \
         else None
     journaled_pairs = {pair for pair in order if pair in journal.runs}
@@ -607,28 +608,23 @@ def _run_journaled(job: Job, journal: Journal, launcher: Launcher, merged: bool,
         extra.finish()
         account["explained_runs"], account["explained_s"] = extra.runs, extra.wall_s
     account["loop_s"] += time.monotonic() - loop_started
-    return sorted((RunRecord(**run) for run in journal.runs.values()
-                   if not run["strategy"].startswith("@")),
+    return sorted((RunRecord(**run) for run in journal.runs.values()),
                   key=lambda record: record.order_index)
-
-
-#: The journal's lines of the sequential design's looks (its strategy; repetition: the round).
-LOOK = "@look"
 
 
 class _Sequential:
     """The sequential design of a job (:mod:`pinbench.stats.sequential`): looks after the
-    rounds it names, says what it decided and dropped, journals each look (a line of
-    strategy :data:`LOOK`) and says when the cell is decided."""
+    rounds it names, says what it decided and dropped and when the cell is decided. Each look
+    follows from the runs of the rounds before it: resumed, the job replays it."""
 
-    def __init__(self, job: Job, measured: list[str], journal: Journal, label: str, say):
+    def __init__(self, job: Job, measured: list[str], label: str, say):
         from pinbench.stats.sequential import Cell  # NumPy and SciPy: only for this design
 
         settings = job.sequential
         baseline = job.same_as.get(settings["baseline"], settings["baseline"])
         self.cell = Cell(baseline, [s for s in measured if s != baseline], job.repetitions,
                          settings["alpha"], settings.get("spending", "obf"))
-        self.journal, self.label, self.say = journal, label, say
+        self.label, self.say = label, say
         self.dropped: set[str] = set()
 
     def round_ends(self, order: list[tuple[str, int]], index: int,
@@ -643,14 +639,7 @@ class _Sequential:
         lines = self.cell.look(rounds, times)
         for line in lines:
             self.say(f"{self.label} after {rounds} rounds: {line}")
-        comparisons = self.cell.comparisons
-        self.dropped = {name for name, c in comparisons.items() if c.dropped}
-        if (LOOK, rounds) not in self.journal.runs:
-            self.journal.append({"strategy": LOOK, "repetition": rounds, "order_index": index,
-                                 "decided": {n: c.decided for n, c in comparisons.items()
-                                             if c.decided},
-                                 "dropped": {n: c.dropped for n, c in comparisons.items()
-                                             if c.dropped}})
+        self.dropped = {name for name, c in self.cell.comparisons.items() if c.dropped}
         if self.cell.done():
             self.say(f"{self.label} every comparison decided after {rounds} rounds of "
                      f"{self.cell.maximum}: stopping ({total - index - 1} runs of {total} saved)")
