@@ -31,8 +31,9 @@ from pinbench.measure.progress import duration
 
 #: The command of the call (``run`` or ``plan``), in the environment, set by ``pinbench``.
 COMMAND = "PINBENCH_COMMAND"
-#: Seconds between two reads of the file of events.
-POLL_S = 0.2
+#: Seconds between two reads of the file of events. The display is drawn again only when
+#: something happened (no refresh of its own): the machine is measuring meanwhile.
+POLL_S = 0.5
 
 
 def is_live(stream: TextIO) -> bool:
@@ -137,7 +138,7 @@ class Terminal:
                 TextColumn("{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[info]}"),
                 console=Console(file=self.stream), transient=True, redirect_stdout=True,
-                redirect_stderr=True)
+                redirect_stderr=True, auto_refresh=False)
             self._tasks = {"jobs": self._display.add_task("jobs", total=None, info=""),
                            "runs": self._display.add_task("runs", total=None, info="")}
             self._display.start()
@@ -253,6 +254,7 @@ class Terminal:
                 info = f"{rate:.3g} runs/s, about {duration(left)} left" if rate else ""
                 self._display.update(self._tasks["runs"], completed=sum(j.done for j in jobs),
                                      total=round(planned), info=info)
+            self._display.refresh()
 
 
 _CURRENT: list[Terminal] = []
