@@ -170,15 +170,16 @@ def test_a_campaign_that_reads_a_step_time_gives_no_verdict_until_confirmed(tmp_
     [verdict] = read_verdicts(results / "stats" / "verdicts.csv")
     assert verdict.printed_implausible and verdict.tests == 0 and not verdict.best
     page = (results / "report" / "benchmarks" / "steps.html").read_text()
-    assert re.search(r'<span class="warn">printed time .* no verdict \(time_share_expected: '
-                     r'0\.0\d says so small a share is meant\)</span>', page)
+    suggested = re.search(r'<span class="warn">printed time .* no verdict \(time_share_expected: '
+                          r'([\d.e-]+) says so small a share is meant\)</span>', page)
+    assert suggested, page  # the share itself depends on the machine's load: its value is read
     assert "no verdict in 1" in said and "Printed times that may not be the runs" in \
         (results / "report" / "index.html").read_text()
 
     journal = (results / "here" / "journal" / "steps" / "t1.jsonl").read_text()
     write_campaign(work, threads=[1], strategies=["os", "compact"],
                    machines={"here": {"topology": "auto"}},
-                   benchmarks={"steps": bench | {"time_share_expected": 0.01}})
+                   benchmarks={"steps": bench | {"time_share_expected": float(suggested[1])}})
     run = run_campaign(work)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "measure steps" not in run.stdout + run.stderr
