@@ -89,7 +89,7 @@ TOLERANCE = 0.25
 #: over the events counted): ``python perf/ompt_overhead.py --constructs`` at 2 threads on
 #: libomp 14, docs/explain.md (the parallel region's includes its closing barrier, which is
 #: counted among the barriers too: an estimate on the high side).
-TOOL_COST = {"parallel_regions": 1.7e-6, "barriers": 0.29e-6, "lock_acquisitions": 0.28e-6}
+TOOL_COST = {"parallel_regions": 1.7e-6, "barriers": 0.26e-6, "lock_acquisitions": 0.28e-6}
 #: The counts that a run of a program doing a fixed work makes alike in every run (the
 #: explained runs of a cell must agree on each, and on the regions with the one-thread runs).
 WORK_COUNTS = {"parallel_regions": "parallel regions", "barriers": "barriers",
@@ -309,36 +309,36 @@ def same_work(counts: dict[str, list[int]], one_thread_regions: list[int]) -> st
     return ""
 
 
-def out_of_range(row: dict) -> dict[str, str]:
-    """The derived figures of a row of :func:`explain_table` outside their possible range,
-    each with why in words: work inflation F_P below zero (its interval, or its median when
-    too few runs for one, wholly below −:data:`MIN_SHARE` of P·T_P: the P-thread runs did
+def out_of_range(row: dict) -> tuple[list[str], str]:
+    """The derived figures of a row of :func:`explain_table` outside their possible range, and
+    why in one line ("" when none): work inflation F_P below zero (its interval, or its median
+    when too few runs for one, wholly below −:data:`MIN_SHARE` of P·T_P: the P-thread runs did
     less work than the one-thread runs), a speedup above P (beyond its interval by more than
     :data:`MIN_SHARE` of P).
 
     >>> out_of_range({"threads": 2, "T_P": 0.12, "T_1": 0.24, "F_P": -0.12, "F_P_low": -0.13,
-    ...               "F_P_high": -0.11, "speedup_max": 2.0})["F_P"][:61]
-    'work inflation F_P -0.12 thread-s [-0.13; -0.11] lies below 0'
+    ...               "F_P_high": -0.11, "speedup_max": 2.0, "speedup_actual": 3.9})
+    ... # doctest: +ELLIPSIS
+    (['F_P', 'speedup_actual'], 'work inflation F_P -0.12 thread-s [-0.13; -0.11] lies below 0: \
+the 2-thread runs did less work than the one-thread runs (T_1 0.24 s)...; actual speedup 3.9 \
+above P = 2: the runs it divides did not do the same work')
     """
-    threads, found = row["threads"], {}
+    threads, names, why = row["threads"], [], []
     f_p, t_p = row.get("F_P"), row.get("T_P")
-    if f_p is not None and t_p:
-        low, high = row.get("F_P_low"), row.get("F_P_high")
-        if (f_p if high is None else high) < -MIN_SHARE * threads * t_p:
-            bounds = f"[{low:.3g}; {high:.3g}]" if high is not None else "(no interval)"
-            found["F_P"] = (f"{RANGED['F_P']} {f_p:.3g} thread-s {bounds} lies below 0: the "
-                            f"{threads}-thread runs did less work than the one-thread runs "
-                            f"(T_1 {row['T_1']:.3g} s), which did other work or met a memory "
-                            "effect the decomposition does not model")
-    for name in RANGED:
-        value = row.get(name)
-        if name == "F_P" or value is None:
-            continue
-        low = row.get(f"{name}_low")
-        if (value if low is None else low) > threads * (1 + MIN_SHARE):
-            found[name] = (f"{RANGED[name]} {value:.3g} lies above P = {threads}: the runs it "
-                           "divides did not do the same work")
-    return found
+    low, high = row.get("F_P_low"), row.get("F_P_high")
+    if f_p is not None and t_p and (f_p if high is None else high) < -MIN_SHARE * threads * t_p:
+        bounds = f"[{low:.3g}; {high:.3g}]" if high is not None else "(no interval)"
+        names.append("F_P")
+        why.append(f"{RANGED['F_P']} {f_p:.3g} thread-s {bounds} lies below 0: the {threads}-thread "
+                   f"runs did less work than the one-thread runs (T_1 {row['T_1']:.3g} s), which "
+                   "did other work or met a memory effect the decomposition does not model")
+    above = [name for name in RANGED if name != "F_P" and row.get(name) is not None
+             and (row.get(f"{name}_low") or row[name]) > threads * (1 + MIN_SHARE)]
+    if above:
+        names += above
+        why.append(", ".join(f"{RANGED[name]} {row[name]:.3g}" for name in above)
+                   + f" above P = {threads}: the runs it divides did not do the same work")
+    return names, "; ".join(why)
 
 
 def tool_cost(counts: dict[str, float | None]) -> float | None:
@@ -442,10 +442,9 @@ def explain_table(rows: list[dict], runs: list[RunRecord], baseline: str = "os",
         if work:
             out["reproduces"] = False
             out["not_applicable"] = "; ".join(filter(None, [out["not_applicable"], work]))
-        refused = out_of_range(out)
+        refused, out["refused"] = out_of_range(out)
         for name in refused:
             out.update({c: None for c in (name, f"{name}_low", f"{name}_high") if c in out})
-        out["refused"] = "; ".join(refused.values())
         per_cell[key] = per_run
         table.append(out)
     for out in table:
