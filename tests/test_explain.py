@@ -460,7 +460,7 @@ def test_explained_runs_that_size_their_work_to_a_time_do_not_reproduce(phases, 
     reproduced, and why. A fixed work (3 regions) reproduces."""
     tool, rows, runs = ompt_tool(), [], []
     for name, argv in (("calibrated", [str(phases), "0", "0", "0", "0", "60"]),
-                       ("fixed", [str(phases), "3", "10", "0", "0"])):
+                       ("fixed", [str(phases), "3", "60", "0", "0"])):
         for rep in range(4):
             rows.append(run_row(argv, name, "explained", "os", 2, rep, tmp_path, tool))
             runs.append(timing_record(run_row(argv, name, "timing", "os", 2, rep, tmp_path)))
@@ -469,7 +469,7 @@ def test_explained_runs_that_size_their_work_to_a_time_do_not_reproduce(phases, 
     assert calibrated["reproduces"] is False, calibrated
     assert re.search(r"their parallel regions per run differ, \d+ to \d+: the runs did "
                      "different work", calibrated["not_applicable"]), calibrated
-    assert fixed["reproduces"] is True and fixed["not_applicable"] == "", fixed
+    assert fixed["reproduces"] is True and fixed["not_applicable"] == "", fixed["not_applicable"]
     assert (fixed["parallel_regions"], fixed["barriers"], fixed["lock_acquisitions"]) == (3, 6, 6)
 
 

@@ -42,9 +42,9 @@ on the bundled benchmarks, docs/performance.md), ``reproduces`` is False and
 or their regions from the one-thread runs'): a program that sizes its work to a time takes the
 same time for other work.
 
-**Figures in their range, or none.** A derived figure outside its possible range (F_P below
-zero beyond its interval, a speedup above P: :func:`out_of_range`) is not written; ``refused``
-says why, in one line. A count (regions, barriers, lock acquisitions, tasks) is one that a run
+**Figures in their range, or none.** A derived figure outside its possible range beyond the
+intervals of its parts (F_P below zero, a speedup above P: :func:`out_of_range`) is not
+written; ``refused`` says why, in one line. A count (regions, barriers, lock acquisitions, tasks) is one that a run
 made: the lower median over the explained runs (the runs of a cell that reproduces all agree).
 ``tool_cost`` estimates what the tool itself adds to a run (:data:`TOOL_COST` per event
 counted); the reading says when it is larger than the difference it explains.
@@ -185,9 +185,10 @@ def _one_strategy(by_strategy: dict[str, list[float]], baseline: str) -> tuple[l
 def baselines(rows: list[dict], runs: list[RunRecord], baseline: str
               ) -> dict[tuple[str, str], dict]:
     """(machine, benchmark) -> T_1, T_s (wall times, medians), where each came from,
-    whether T_1 ran on the explained runs' runtime (see the module's text), and the parallel
-    regions per run of the one-thread runs under the tool that T_1 came from
-    (``T_1_regions``, empty when none)."""
+    whether T_1 ran on the explained runs' runtime (see the module's text), and under
+    ``runs`` the times T_1 and T_s are the medians of (``T_1``, ``T_s``) and the parallel
+    regions per run of the one-thread runs under the tool that T_1 came from (``regions``,
+    empty when none)."""
     tool, plain, ts = defaultdict(lambda: defaultdict(list)), defaultdict(list), defaultdict(list)
     regions = defaultdict(lambda: defaultdict(list))
     for row in rows:
@@ -216,6 +217,7 @@ def baselines(rows: list[dict], runs: list[RunRecord], baseline: str
             plain_source = f"the campaign's one-thread cell ({which})"
         t_1_plain = _median(uninstrumented)
         one_regions = _one_strategy(regions[key], baseline)[0] if tool[key] else []
+        times = []
         if tool[key]:
             times, which = _one_strategy(tool[key], baseline)
             t_1, same = _median(times), True
@@ -223,7 +225,7 @@ def baselines(rows: list[dict], runs: list[RunRecord], baseline: str
                       if which != "the job's one-thread runs" else
                       f"the job's one-thread runs on libomp under the tool ({len(times)})")
         elif t_1_plain is not None:
-            t_1, same = t_1_plain, False
+            times, t_1, same = uninstrumented, t_1_plain, False
             source = (f"{plain_source}, {len(uninstrumented)} runs on the program's own "
                       "runtime: F_P includes the difference between the runtimes")
         else:
@@ -234,7 +236,7 @@ def baselines(rows: list[dict], runs: list[RunRecord], baseline: str
             t_s, s_source = t_1, "T_1 (no sequential command)"
         found[key] = {"T_1": t_1, "T_1_source": source, "T_1_same_runtime": same,
                       "T_1_uninstrumented": t_1_plain, "T_s": t_s, "T_s_source": s_source,
-                      "T_1_regions": one_regions}
+                      "runs": {"T_1": times, "T_s": ts[key] or times, "regions": one_regions}}
     return found
 
 
@@ -309,31 +311,50 @@ def same_work(counts: dict[str, list[int]], one_thread_regions: list[int]) -> st
     return ""
 
 
-def out_of_range(row: dict) -> tuple[list[str], str]:
+def out_of_range(row: dict, t_1: tuple[float, float] | None,
+                 t_s: tuple[float, float] | None) -> tuple[list[str], str]:
     """The derived figures of a row of :func:`explain_table` outside their possible range, and
-    why in one line ("" when none): work inflation F_P below zero (its interval, or its median
-    when too few runs for one, wholly below −:data:`MIN_SHARE` of P·T_P: the P-thread runs did
-    less work than the one-thread runs), a speedup above P (beyond its interval by more than
-    :data:`MIN_SHARE` of P).
+    why in one line ("" when none), beyond the intervals of their parts (``t_1``, ``t_s``: the
+    intervals of the median of T_1 and T_s; nothing is refused without them, or without an
+    interval of the explained runs' figure) and by more than :data:`MIN_SHARE`: work
+    inflation F_P = W_P − T_1 below zero (W_P's interval's upper end below T_1's lower end by
+    more than :data:`MIN_SHARE` of P·T_P: the P-thread runs did less work than the one-thread
+    runs), a speedup above P (its interval's lower end, taken at T_s's lower end and T_1's upper
+    end, above P by more than :data:`MIN_SHARE` of P).
 
-    >>> out_of_range({"threads": 2, "T_P": 0.12, "T_1": 0.24, "F_P": -0.12, "F_P_low": -0.13,
-    ...               "F_P_high": -0.11, "speedup_max": 2.0, "speedup_actual": 3.9})
-    ... # doctest: +ELLIPSIS
-    (['F_P', 'speedup_actual'], 'work inflation F_P -0.12 thread-s [-0.13; -0.11] lies below 0: \
-the 2-thread runs did less work than the one-thread runs (T_1 0.24 s)...; actual speedup 3.9 \
-above P = 2: the runs it divides did not do the same work')
+    >>> row = {"threads": 2, "T_P": 0.05, "T_1": 0.16, "W_P": 0.08, "W_P_low": 0.079,
+    ...        "W_P_high": 0.081, "F_P": -0.08, "F_P_low": -0.081, "F_P_high": -0.079,
+    ...        "speedup_max": 2.0, "T_s": 0.16, "speedup_actual": 3.9, "speedup_actual_low": 3.8}
+    >>> out_of_range(row, (0.15, 0.17), (0.15, 0.17))  # doctest: +ELLIPSIS
+    (['F_P', 'speedup_actual'], 'work inflation F_P -0.08 thread-s [-0.081; -0.079] lies below 0: \
+the 2-thread runs did less work than the one-thread runs (T_1 0.16 s [0.15; 0.17])...; actual \
+speedup 3.9 above P = 2: the runs it divides did not do the same work')
+    >>> out_of_range(row, None, None)
+    ([], '')
     """
+    if t_1 is None or t_s is None:
+        return [], ""
     threads, names, why = row["threads"], [], []
-    f_p, t_p = row.get("F_P"), row.get("T_P")
-    low, high = row.get("F_P_low"), row.get("F_P_high")
-    if f_p is not None and t_p and (f_p if high is None else high) < -MIN_SHARE * threads * t_p:
-        bounds = f"[{low:.3g}; {high:.3g}]" if high is not None else "(no interval)"
+    high = row.get("W_P_high")
+    if row.get("F_P") is not None and high is not None and \
+            high - t_1[0] < -MIN_SHARE * threads * row["T_P"]:
         names.append("F_P")
-        why.append(f"{RANGED['F_P']} {f_p:.3g} thread-s {bounds} lies below 0: the {threads}-thread "
-                   f"runs did less work than the one-thread runs (T_1 {row['T_1']:.3g} s), which "
-                   "did other work or met a memory effect the decomposition does not model")
-    above = [name for name in RANGED if name != "F_P" and row.get(name) is not None
-             and (row.get(f"{name}_low") or row[name]) > threads * (1 + MIN_SHARE)]
+        why.append(f"{RANGED['F_P']} {row['F_P']:.3g} thread-s [{row['F_P_low']:.3g}; "
+                   f"{row['F_P_high']:.3g}] lies below 0: the {threads}-thread runs did less work "
+                   f"than the one-thread runs (T_1 {row['T_1']:.3g} s [{t_1[0]:.3g}; {t_1[1]:.3g}]), "
+                   "which did other work or met a memory effect the decomposition does not model")
+    above = []
+    for name in RANGED:
+        if name == "F_P" or row.get(name) is None:
+            continue
+        low = row[name] if name == "speedup_max" else row.get(f"{name}_low")
+        if low is None:
+            continue
+        low *= t_s[0] / row["T_s"]
+        if name in ("speedup_max", "speedup_idle"):  # T_1 in the denominator
+            low *= row["T_1"] / t_1[1]
+        if low > threads * (1 + MIN_SHARE):
+            above.append(name)
     if above:
         names += above
         why.append(", ".join(f"{RANGED[name]} {row[name]:.3g}" for name in above)
@@ -402,7 +423,7 @@ def explain_table(rows: list[dict], runs: list[RunRecord], baseline: str = "os",
     for key in sorted(cells):
         machine, bench, threads, strategy = key
         b = dict(base[(machine, bench)])
-        one_thread_regions = b.pop("T_1_regions")
+        one_thread = b.pop("runs")
         good = [r for r in cells[key] if r["ok"] and r.get("ompt")]
         failed = [r for r in cells[key] if not (r["ok"] and r.get("ompt"))]
         printed = [r["time_s"] / r["wall_s"] for r in good
@@ -438,11 +459,13 @@ def explain_table(rows: list[dict], runs: list[RunRecord], baseline: str = "os",
         for c in COUNTS:  # a count some run made: the lower median
             out[c] = statistics.median_low(per_run[c]) if per_run.get(c) else None
         out["tool_cost"] = tool_cost(out)
-        work = same_work({c: per_run.get(c, []) for c in WORK_COUNTS}, one_thread_regions)
+        work = same_work({c: per_run.get(c, []) for c in WORK_COUNTS}, one_thread["regions"])
         if work:
             out["reproduces"] = False
             out["not_applicable"] = "; ".join(filter(None, [out["not_applicable"], work]))
-        refused, out["refused"] = out_of_range(out)
+        refused, out["refused"] = out_of_range(
+            out, median_interval(one_thread["T_1"], confidence),
+            median_interval(one_thread["T_s"], confidence))
         for name in refused:
             out.update({c: None for c in (name, f"{name}_low", f"{name}_high") if c in out})
         per_cell[key] = per_run
