@@ -494,6 +494,9 @@ def test_figures_out_of_their_range_are_refused_in_one_line(phases, tmp_path):
     lines = readings_text([back], [], "os").splitlines()
     assert [line for line in lines if "refused" in line] == [
         f"    compact: refused, {row['refused']}."]
+    from pinbench.report.explain_section import explain_sections
+    [cell] = explain_sections([back], "os", [])[0]["cells"]  # the report: the same line
+    assert cell["refused"] == [f"compact: refused, {row['refused']}."] and cell["figure"] is None
 
 
 def with_counts(row: dict, **counts: int) -> dict:
