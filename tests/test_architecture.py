@@ -98,7 +98,7 @@ def test_a_snakemake_call_imports_no_numerical_library_of_its_own(tmp_path):
     planned machine, graph strategies and their traces, explained runs) loads only the
     numerical libraries that Snakemake loads by itself (its SLURM plugin loads NumPy, its
     report plugin Jinja); and the pinbench modules it loads, imported alone, load none."""
-    campaign = {"campaign": "imports", "repetitions": 3, "explain": {"repetitions": 3},
+    campaign = {"campaign": "imports", "repetitions": 3, "explain": {"repetitions": 6},
                 "strategies": ["os", "random", "compact", "scatter", "lp-compact", "gp",
                                "hierarchical"],
                 "machines": {"here": {"topology": "auto"}, "nehalem": {"topology": "nehalem"}},

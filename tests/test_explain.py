@@ -31,8 +31,8 @@ from pinbench.results.journals import read_lines
 from pinbench.results.formats import CURRENT
 from pinbench.results.runs import RUN_COLUMNS, RunRecord, read_runs
 from pinbench.workflow.campaign import ConfigError, load_campaign
-from pinbench.stats.explain import (MIN_SHARE, decompose, explain_table, explanation,
-                                    reproduction)
+from pinbench.stats.explain import (MIN_SHARE, TOOL_COST, decompose, explain_table,
+                                    explanation, read_explain, reproduction, write_explain)
 
 PLANTED = str(ROOT / "tests" / "data" / "ompt" / "planted.c")
 
@@ -157,7 +157,8 @@ def test_false_sharing_in_array_shows_as_work_inflation(tmp_path):
     and its load: on the 2-vCPU VM under a load of 5, F_P(G = 8) - F_P(G = 1) was 0.2-0.45 s,
     1.3-1.7 T_1 (with G = 1, F_P is often negative: each core's half of the array fits its L2
     better than the whole array fits one); run after run instead of interleaved, as little as
-    -0.04 s. This asks for a tenth of T_1."""
+    -0.04 s. This asks for a tenth of T_1. (A negative F_P beyond its interval is refused in
+    the table, as out of its range: the sharing is read from W_P - T_1 here.)"""
     binary = compile_c(ROOT / "benchmarks" / "array.c", tmp_path / "array")
     tool = ompt_tool()
     rows = []
@@ -170,7 +171,9 @@ def test_false_sharing_in_array_shows_as_work_inflation(tmp_path):
     found = {row["benchmark"]: row for row in explain_table(rows, [])}
     shared, own = found["array-8"], found["array-1"]
     assert shared["n"] == own["n"] == 7
-    assert shared["F_P"] - own["F_P"] >= 0.1 * shared["T_1"], (shared, own)
+    # W_P - T_1: F_P, also where it is refused (G = 1 can do less work in parallel: below)
+    inflation = {gap: row["W_P"] - row["T_1"] for gap, row in (("8", shared), ("1", own))}
+    assert inflation["8"] - inflation["1"] >= 0.1 * shared["T_1"], (shared, own)
 
 
 KERNEL = str(ROOT / "tests" / "data" / "ompt" / "kernel.c")
@@ -342,7 +345,7 @@ def test_campaign_with_explained_runs(tmp_path):
     plain.write_text('#include <stdio.h>\nint main(void){puts("validation: OK");return 0;}\n')
     config = {
         "campaign": "expl", "repetitions": 3, "threads": [2], "strategies": ["os", "compact"],
-        "explain": {"repetitions": 4}, "machines": {"here": {"topology": "auto"}},
+        "explain": {"repetitions": 6}, "machines": {"here": {"topology": "auto"}},
         "benchmarks": {
             "planted": {"source": PLANTED, "input": "2 100 0 0", "timeout_s": 30},
             "plain": {"source": str(plain), "timeout_s": 30, "sequential": "{binary}"},
@@ -359,10 +362,10 @@ def test_campaign_with_explained_runs(tmp_path):
     runs = read_runs([results / "runs.csv"])
     assert len(runs) == 18 and {r.strategy for r in runs} == {"os", "compact"}
     assert {r.threads for r in runs} == {2}
-    # the explained runs apart: 2 x 4 under the tool, 4 at one thread (T_1)
+    # the explained runs apart: 2 x 6 under the tool, 6 at one thread (T_1)
     explained = [json.loads(line) for line in
                  (results / "here" / "explained" / "planted" / "t2.jsonl").read_text().splitlines()]
-    assert sorted(r["kind"] for r in explained) == ["explained"] * 8 + ["t1"] * 4
+    assert sorted(r["kind"] for r in explained) == ["explained"] * 12 + ["t1"] * 6
     assert all(r["ok"] for r in explained)
     # T_1 on the explained runs' runtime: the one-thread runs under the tool too
     assert all(r["ompt"] and "redirected to libomp" in r["runtime"] for r in explained)
@@ -379,8 +382,10 @@ def test_campaign_with_explained_runs(tmp_path):
         table = {(r["benchmark"], r["strategy"]): r for r in csv.DictReader(handle)}
     for strategy in ("os", "compact"):
         row = table[("planted", strategy)]
-        assert row["n"] == "4" and "libgomp.so.1 redirected to libomp" in row["runtime"]
-        assert float(row["parallel_regions"]) == 2 and float(row["barriers"]) == 8
+        assert row["n"] == "6" and "libgomp.so.1 redirected to libomp" in row["runtime"]
+        assert (row["parallel_regions"], row["barriers"], row["lock_acquisitions"]) == \
+            ("2", "8", "4")  # whole numbers, as a run made them (a critical per thread)
+        assert row["reproduces"] == "True" and row["refused"] == ""
         # planted idle: the worker waits 2 x 100 ms; little else is idle
         assert 0.19 <= float(row["I_P"]) <= 0.32, row
         # no inflation planted: the work is thread 0's sleeps, as at one thread
@@ -414,3 +419,143 @@ def test_campaign_with_explained_runs(tmp_path):
     assert why in run.stdout and why in report
     # the benchmark without a breakdown says why
     assert "No breakdown for 2 threads: no explained run succeeded: no OMPT record" in report
+
+
+PHASES = str(ROOT / "tests" / "data" / "ompt" / "phases.c")
+
+
+@pytest.fixture(scope="module")
+def phases(tmp_path_factory) -> Path:
+    """tests/data/ompt/phases.c built with gcc (its explained runs on libomp, redirected)."""
+    return compile_c(Path(PHASES), tmp_path_factory.mktemp("phases") / "phases")
+
+
+def test_idle_between_regions_is_booked_apart_from_barrier_waits(phases, tmp_path):
+    """4 regions, in each the worker waits 20 ms at the closing barrier, then a serial part
+    of 100 ms: the barrier waits stay near 4 x 20 ms (they were 4 x 120 ms), the workers' idle
+    time between regions gets the serial parts, in explain.csv and explain.txt alike."""
+    from pinbench.stats.explain_readings import readings_text
+    regions, wait_s, serial_s = 4, 0.02, 0.1
+    argv = [str(phases), str(regions), "0", "20", "100"]
+    rows = [run_row(argv, "phases", "explained", "os", 2, rep, tmp_path, ompt_tool())
+            for rep in range(2)]
+    [row] = explain_table(rows, [])
+    assert row["barriers"] == 2 * regions and row["parallel_regions"] == regions
+    assert regions * wait_s * 0.9 <= row["barrier_wait"] <= regions * (wait_s + serial_s / 4)
+    assert row["idle_between"] >= 0.8 * regions * serial_s, row
+    assert row["I_P"] >= row["barrier_wait"] + row["idle_between"] - 1e-9
+    write_explain([row], tmp_path / "explain.csv")
+    [back] = read_explain(tmp_path / "explain.csv")
+    assert back.idle_between == pytest.approx(row["idle_between"])
+    text = readings_text([back], [], "os")
+    assert f"os: idle time I_P {row['I_P']:.3g} thread-s, of which barrier waits " \
+           f"{row['barrier_wait']:.3g}, taskwait 0, between regions {row['idle_between']:.3g}" \
+           in text
+
+
+def test_explained_runs_that_size_their_work_to_a_time_do_not_reproduce(phases, tmp_path):
+    """A program that runs regions until 60 ms have passed takes the same time in its timing
+    and its explained runs (the time alone found them reproduced), but makes other counts of
+    regions (hundreds to thousands), barriers and critical sections in each run: not
+    reproduced, and why. A fixed work (3 regions) reproduces."""
+    tool, rows, runs = ompt_tool(), [], []
+    for name, argv in (("calibrated", [str(phases), "0", "0", "0", "0", "60"]),
+                       ("fixed", [str(phases), "3", "60", "0", "0"])):
+        for rep in range(4):
+            rows.append(run_row(argv, name, "explained", "os", 2, rep, tmp_path, tool))
+            runs.append(timing_record(run_row(argv, name, "timing", "os", 2, rep, tmp_path)))
+    table = {row["benchmark"]: row for row in explain_table(rows, runs)}
+    calibrated, fixed = table["calibrated"], table["fixed"]
+    assert calibrated["reproduces"] is False, calibrated
+    assert re.search(r"their parallel regions per run differ, \d+ to \d+: the runs did "
+                     "different work", calibrated["not_applicable"]), calibrated
+    assert fixed["reproduces"] is True and fixed["not_applicable"] == "", fixed["not_applicable"]
+    assert (fixed["parallel_regions"], fixed["barriers"], fixed["lock_acquisitions"]) == (3, 6, 6)
+
+
+def test_figures_out_of_their_range_are_refused_in_one_line(phases, tmp_path):
+    """The one-thread runs work twice as long per region as the team does (ONE_FACTOR 2): F_P
+    comes out about -80 ms, the inflation-specific and the actual speedup about 4 at P = 2,
+    impossible for the same work. They are refused, not written, with the reason in one line."""
+    from pinbench.stats.explain_readings import readings_text
+    argv = [str(phases), "2", "40", "0", "0", "0", "2"]
+    rows = explained_rows(argv, "phases", ompt_tool(), tmp_path, reps=6)
+    [row] = explain_table(rows, [])
+    assert row["T_1"] >= 0.15 and row["W_P"] <= 0.12, row  # planted: 0.16 s against 0.08 s
+    assert row["F_P"] is row["F_P_low"] is row["F_P_high"] is None
+    assert row["speedup_inflation"] is row["speedup_actual"] is None  # T_s is T_1: 0.16 s
+    assert row["speedup_max"] == pytest.approx(2)  # P·T_s/T_1: T_s = T_1
+    assert row["refused"].startswith("work inflation F_P -0.")
+    assert re.search(r"; inflation-specific speedup \d\.\d+, actual speedup \d\.\d+ above P = 2: "
+                     "the runs it divides did not do the same work$", row["refused"]), row["refused"]
+    write_explain([row], tmp_path / "explain.csv")
+    [back] = read_explain(tmp_path / "explain.csv")
+    assert back.F_P is None and back.refused == row["refused"]
+    lines = readings_text([back], [], "os").splitlines()
+    assert [line for line in lines if "refused" in line] == [
+        f"    compact: refused, {row['refused']}."]
+    from pinbench.report.explain_section import explain_sections
+    [cell] = explain_sections([back], "os", [])[0]["cells"]  # the report: the same line
+    assert cell["refused"] == [f"compact: refused, {row['refused']}."] and cell["figure"] is None
+
+
+def with_counts(row: dict, **counts: int) -> dict:
+    """An explained row whose initial thread's OMPT record counts ``counts``."""
+    row["ompt"]["threads"][0].update(counts)
+    return row
+
+
+def test_the_reading_says_when_the_tool_costs_more_than_the_difference():
+    """compact's P·T_P is 0.2 thread-s lower (its inflation): explained, unless the tool's own
+    cost, estimated from its cost per construct and the runs' counts, is larger than that."""
+    from pinbench.stats.explain_readings import reading
+    cost = TOOL_COST["barriers"]
+    for barriers, noted in ((int(0.05 / cost), False), (int(0.5 / cost), True)):
+        rows = [with_counts(row, barrier_implicit_waits=barriers, parallel_regions=1)
+                for row in synthetic("os", [jitter(1.0, k) for k in range(10)], [0.1] * 10)
+                + synthetic("compact", [jitter(0.9, k) for k in range(10)], [0.1] * 10)]
+        table = [explanation(row) for row in explain_table(rows, [])]
+        assert table[0].tool_cost == pytest.approx(barriers * cost + TOOL_COST["parallel_regions"])
+        text = reading(table, "os", "compact")
+        assert text.startswith("compact beats os here through lower work inflation"), text
+        assert ("The tool's own cost, about " in text) is noted, text
+        assert ("is larger than this difference (0.2 thread-s): part or all of it may be the "
+                "tool's." in text) is noted, text
+
+
+def test_counts_are_whole_numbers_a_run_made(tmp_path):
+    """Four explained runs (an even number) making 201, 201, 203 and 203 regions: the count is
+    201, a run's, written as such (the median, 202.0, no run made); the cell does not
+    reproduce. Runs that agree give their count."""
+    rows = [with_counts(explained_row("os", k, 1.0, 0.1), parallel_regions=regions)
+            for k, regions in enumerate((203, 201, 203, 201))]
+    rows += [with_counts(explained_row("compact", k, 1.0, 0.1), parallel_regions=202)
+             for k in range(4)]
+    table = explain_table(rows, [])
+    write_explain(table, tmp_path / "explain.csv")
+    with (tmp_path / "explain.csv").open(newline="") as handle:
+        written = {r["strategy"]: r for r in csv.DictReader(handle)}
+    assert written["os"]["parallel_regions"] == "201" and written["compact"]["parallel_regions"] == "202"
+    assert written["os"]["barriers"] == "0" and written["os"]["reproduces"] == "False"
+    assert {r.parallel_regions for r in read_explain(tmp_path / "explain.csv")} == {201, 202}
+
+
+def test_too_few_explained_runs_for_an_interval_are_refused_or_shown_without_one(tmp_path):
+    """The campaign's check refuses fewer explained runs than give an interval of the median
+    (6 at 95%, 8 at 99%), in one line naming the least; a cell left with fewer (runs failed)
+    shows no interval anywhere: none in the table, none in the reason it gives."""
+    base = {"campaign": "c", "machines": {"m": {"topology": "Package:1 Core:2 PU:1"}},
+            "benchmarks": {"b": {"source": PLANTED}}}
+    for confidence, fewest in ((0.95, 6), (0.99, 8)):
+        config = base | {"confidence": confidence}
+        with pytest.raises(ConfigError, match=(
+                rf"^explain.repetitions: {fewest - 1} explained runs per strategy give no "
+                rf"interval of their median at confidence {confidence}; at least {fewest} do$")):
+            load_campaign(config | {"explain": {"repetitions": fewest - 1}}, ROOT)
+        load_campaign(json.loads(json.dumps(config)) | {"explain": {"repetitions": fewest}}, ROOT)
+    rows = [explained_row("os", k, 0.441, 0.1) for k in range(5)]
+    runs = [run_record(repetition=k, time_s=1.0) for k in range(10)]
+    [row] = explain_table(rows, runs)
+    assert row["time_s"] == pytest.approx(0.441) and row["time_s_low"] is None
+    assert row["not_applicable"].startswith("the explained runs took 0.441 s (too few runs for "
+                                            "an interval), the timing runs 1 s [1; 1]: ")

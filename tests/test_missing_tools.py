@@ -41,7 +41,7 @@ def machine(name: str, threads: tuple[int, ...], measure: bool = True) -> Machin
 
 
 def campaign(**changes) -> dict:
-    config = {"explain": {"repetitions": 3}, "strategies": ["os", "compact", "lp-compact"],
+    config = {"explain": {"repetitions": 6}, "strategies": ["os", "compact", "lp-compact"],
               "tracing": {"tracer": "valgrind", "when": "auto"}, "placements": {}}
     return config | changes
 
@@ -105,7 +105,7 @@ def test_a_campaign_without_any_optional_tool_ends_with_its_report(tmp_path):
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump({
         "campaign": "bare", "repetitions": 3, "threads": [1, 2], "quiet": {"max_wait_s": 0},
         "strategies": ["os", "compact", "lp-compact", "gp"], "metric": "task_clock_ns",
-        "explain": {"repetitions": 3}, "tracing": {"tracer": "valgrind"},
+        "explain": {"repetitions": 6}, "tracing": {"tracer": "valgrind"},
         "machines": {"here": {"topology": "auto"}},
         "benchmarks": {"triad": {"source": "benchmarks/triad.c", "input": "quick"}}}))
     run = subprocess.run(campaign_command(tmp_path), cwd=ROOT, env=env, capture_output=True,

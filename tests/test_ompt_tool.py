@@ -150,3 +150,34 @@ def test_without_an_output_path_the_tool_writes_nothing(tool, tmp_path):
 def test_the_gomp_folder_beside_the_tool_redirects_to_libomp(tool):
     assert Path(tool["gomp_dir"]).parent == Path(tool["tool"]).parent
     assert os.path.realpath(Path(tool["gomp_dir"]) / "libgomp.so.1") == tool["libomp"]
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_a_worker_idle_between_regions_is_not_a_barrier_wait(tool, tmp_path, compiler):
+    """tests/data/ompt/phases.c: 4 regions, in each the worker waits 30 ms for thread 0 at the
+    closing barrier, then 80 ms of serial part. libomp reports the worker's end of that barrier
+    only when the next region wakes it: the wait and its team time stop at the region's end, and
+    the serial part is outside its team (it was booked as barrier wait, 0.48 s instead of 0.12)."""
+    regions, wait_s, serial_s = 4, 0.03, 0.08
+    binary = build(compiler, "phases.c", tmp_path / f"phases-{compiler}")
+    record = explained_run(tool, [str(binary), str(regions), "0", "30", "80"], tmp_path)
+    initial, (worker,) = by_type(record)
+    waited, barriers = barrier_waits(worker)
+    assert barriers == regions
+    assert regions * wait_s * 0.9 <= waited <= regions * (wait_s + serial_s / 4), worker
+    assert worker["team_s"] <= regions * (wait_s + serial_s / 4), worker
+    assert worker["lifetime_s"] - worker["team_s"] >= 0.8 * regions * serial_s, worker
+
+
+@pytest.mark.parametrize("kind", ["barrier", "parallel", "lock"])
+def test_the_micro_loops_constructs_are_counted_exactly(tool, tmp_path, kind):
+    """perf/ompt_constructs.c, which perf/ompt_overhead.py --constructs times with and without
+    the tool: each construct of its loops is counted once per instance, per thread for a
+    barrier (n explicit ones and the region's end) and a lock (a lock-heavy loop)."""
+    n = 500
+    binary = build("gcc", "../../../perf/ompt_constructs.c", tmp_path / "ompt_constructs")
+    threads = explained_run(tool, [str(binary), kind, str(n)], tmp_path)["threads"]
+    counted = {"barrier": [barrier_waits(t)[1] for t in threads],
+               "parallel": [t["parallel_regions"] for t in threads],
+               "lock": [t["lock_waits"] for t in threads]}[kind]
+    assert counted == {"barrier": [n + 1, n + 1], "parallel": [n, 0], "lock": [n, n]}[kind]

@@ -88,7 +88,7 @@ def test_a_job_s_settings_are_one_text_for_the_measuring_process(tmp_path):
     same text (the measure rule's parameter); the OMPT tool is a typed replace."""
     config, machines = load_campaign({
         "campaign": "c", "machines": {"m": {"topology": "nehalem"}}, "threads": [4],
-        "strategies": ["os", "random", "compact", "scatter"], "explain": {"repetitions": 3},
+        "strategies": ["os", "random", "compact", "scatter"], "explain": {"repetitions": 6},
         "benchmarks": {"spin": {"source": str(DATA / "spin.c"), "input": "20"}}}, ROOT)
     topo = machines["m"].topology
     xml = tmp_path / "topology.xml"
@@ -103,7 +103,7 @@ def test_a_job_s_settings_are_one_text_for_the_measuring_process(tmp_path):
                                     (4,)) == text
     assert json.dumps(settings.to_json(), sort_keys=True) == text
     assert settings.strategies == config["strategies"] and settings.threads == 4
-    assert settings.explain == Explain(repetitions=3, t1_argv=[settings.binary, "20"],
+    assert settings.explain == Explain(repetitions=6, t1_argv=[settings.binary, "20"],
                                        sequential_argv=None)
     assert "tool" not in json.loads(text)["explain"]  # added on the measured machine
     tooled = settings.with_ompt_tool(TOOL)

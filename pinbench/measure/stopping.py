@@ -45,6 +45,19 @@ def median_interval(times: list[float], confidence: float) -> tuple[float, float
     return ordered[k - 1], ordered[n - k]
 
 
+def fewest_for_interval(confidence: float) -> int:
+    """The fewest runs that give an interval of the median at ``confidence``
+    (:func:`median_interval`).
+
+    >>> fewest_for_interval(0.95), fewest_for_interval(0.99)
+    (6, 8)
+    """
+    n = 1
+    while median_interval([0.0] * n, confidence) is None:
+        n += 1
+    return n
+
+
 def precise_enough(samples: list[list[float]], precision: float, confidence: float) -> bool:
     """Whether every sample's median is known to within ``precision`` (a share of it)."""
     for times in samples:

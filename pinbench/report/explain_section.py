@@ -4,8 +4,9 @@ Per benchmark: which OpenMP runtime the explained runs used, the span every quan
 (the whole run; with a printed ``time``, how much of it the printed time is), where T_1 and T_s
 came from (T_1 on the program's own runtime beside it, when measured), per thread count a
 stacked bar per strategy (work T_1, idle I_P, inflation F_P − L_P, lock waits L_P) with a
-table of the runtime's waits per construct and one sentence of reading (or why the cell has no
-breakdown), and the factored speedup plot over thread counts.
+table of the runtime's waits per construct (and the workers' idle time between regions) and one
+sentence of reading (or why the cell has no breakdown, and a line per figure refused out of its
+range), and the factored speedup plot over thread counts.
 
 The sentences are :mod:`pinbench.stats.explain_readings`' (the terminal's, in
 ``stats/explain.txt``): each explains the timing verdict (``stats/verdicts.csv``) only by
@@ -18,8 +19,8 @@ from collections import defaultdict
 from pinbench.report import figures
 from pinbench.stats.analyse import Verdict
 from pinbench.stats.explain import Explanation
-from pinbench.stats.explain_readings import (best_by_cell, cells, missing, reading, span,
-                                             unreproduced)
+from pinbench.stats.explain_readings import (best_by_cell, cells, missing, reading, refusals,
+                                             span, unreproduced)
 
 
 def one_thread(row: Explanation) -> str:
@@ -47,7 +48,7 @@ def explain_sections(table: list[Explanation], baseline: str,
         for threads, cell in by_threads.items():
             parts = {}
             for r in cell:
-                if r.n and r.T_1 is not None:
+                if r.n and r.T_1 is not None and r.F_P is not None:
                     inflation = (r.F_P or 0.0) - (r.L_P or 0.0)
                     parts[r.strategy] = {"T_1": r.T_1, "idle": r.I_P, "inflation": inflation,
                                          "waits": r.L_P}
@@ -55,6 +56,7 @@ def explain_sections(table: list[Explanation], baseline: str,
             shown.append({"threads": threads, "rows": cell,
                           "figure": figures.breakdown(parts) if parts else None,
                           "reading": said, "unreproduced": unreproduced(cell, said),
+                          "refused": refusals(cell),
                           "missing": missing(cell)})
         series = defaultdict(dict)
         for r in rows:

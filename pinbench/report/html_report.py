@@ -42,6 +42,7 @@ def page_environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["num"] = lambda v, digits=4: "–" if v in (None, "") else f"{float(v):.{digits}g}"
+    env.filters["count"] = lambda v: "–" if v in (None, "") else str(int(v))  # a whole number
     env.filters["fixed"] = lambda v: "–" if v in (None, "") else f"{float(v):.2f}"
     env.filters["pval"] = lambda v: "–" if v in (None, "") else f"{float(v):.2g}"
     env.filters["svg"] = Markup  # our own matplotlib output, with no campaign text inside

@@ -6,7 +6,10 @@ Per (machine, benchmark, threads) with explained runs, one sentence on the timin
 excludes zero and its shift is at least :data:`pinbench.stats.explain.MIN_SHARE` of P·T_P);
 explained runs that do not reproduce the timing runs, or that show no difference or the
 opposite one, explain nothing and say why; so does every other strategy whose explained runs
-do not reproduce its timing runs (:func:`unreproduced`). A cell without a breakdown says why
+do not reproduce its timing runs (:func:`unreproduced`). A figure out of its possible range
+is refused in one line (:func:`refusals`); a reading says when the tool's own cost is larger
+than the difference it explains (:func:`tool_note`); each strategy's idle time is split into
+waits and idle time between regions (:func:`idle_parts`). A cell without a breakdown says why
 too (:func:`missing`), and every benchmark states the span its explanation covers
 (:func:`span`).
 ``stats/explain.txt`` (:func:`write_readings`) holds them all, one line each; the report shows
@@ -81,9 +84,34 @@ def reading(rows: list[Explanation], baseline: str, best: str | None) -> str:
     if not gains:
         return (f"{best} is faster than {baseline} over {where} (its P·T_P "
                 f"{_interval(row, 'd_total')} lower), but no term of it differs measurably on "
-                f"its own (an interval excluding zero and at least {MIN_SHARE:.0%} of P·T_P).")
+                f"its own (an interval excluding zero and at least {MIN_SHARE:.0%} of P·T_P)."
+                + tool_note(row, base))
     despite = f", despite higher {' and '.join(losses)}" if losses else ""
-    return f"{best} beats {baseline} here through lower {'; '.join(gains)}{despite}."
+    return f"{best} beats {baseline} here through lower {'; '.join(gains)}{despite}." + \
+        tool_note(row, base)
+
+
+def tool_note(row: Explanation, base: Explanation) -> str:
+    """" The tool's own cost ... is larger than this difference ..." when the tool's estimated
+    cost per run (``tool_cost``) of the strategy (``row``) or the baseline (``base``) exceeds the
+    difference of their P·T_P (``d_total``); "" otherwise.
+
+    >>> from pinbench.stats.explain import explanation
+    >>> a = explanation({"strategy": "compact", "tool_cost": 0.03, "d_total": 0.02})
+    >>> tool_note(a, explanation({"strategy": "os", "tool_cost": 0.01}))[:64]
+    " The tool's own cost, about 0.03 thread-s per run for compact an"
+    >>> tool_note(explanation({"tool_cost": 0.01, "d_total": 0.02}),
+    ...           explanation({"tool_cost": 0.015}))
+    ''
+    """
+    costs = [r.tool_cost for r in (row, base) if r.tool_cost is not None]
+    if row.d_total is None or not costs or max(costs) <= abs(row.d_total):
+        return ""
+    each = " and ".join(f"{r.tool_cost:.3g} for {r.strategy}" for r in (row, base)
+                        if r.tool_cost is not None).replace(" for ", " thread-s per run for ", 1)
+    return (f" The tool's own cost, about {each} (its cost per region, barrier and lock "
+            f"acquisition times their counts), is larger than this difference "
+            f"({row.d_total:.3g} thread-s): part or all of it may be the tool's.")
 
 
 def unreproduced(rows: list[Explanation], said: str = "") -> list[str]:
@@ -98,6 +126,26 @@ def unreproduced(rows: list[Explanation], said: str = "") -> list[str]:
     """
     return [f"{r.strategy}: not applicable, {r.not_applicable}." for r in rows
             if r.reproduces is False and f"for {r.strategy}, " not in said]
+
+
+def refusals(rows: list[Explanation]) -> list[str]:
+    """Each strategy's figures out of their possible range, refused, one sentence each.
+
+    >>> from pinbench.stats.explain import explanation
+    >>> refusals([explanation({"strategy": "os", "refused": "why"}), explanation({"refused": ""})])
+    ['os: refused, why.']
+    """
+    return [f"{r.strategy}: refused, {r.refused}." for r in rows if r.refused]
+
+
+def idle_parts(rows: list[Explanation]) -> list[str]:
+    """Each strategy's idle time and its parts (medians over the explained runs): waits at
+    barriers and taskwait, and workers idle between regions, e.g. "os: idle time I_P 0.3
+    thread-s, of which barrier waits 0.06, taskwait 0, between regions 0.24"."""
+    return [f"{r.strategy}: idle time I_P {r.I_P:.3g} thread-s, of which barrier waits "
+            f"{r.barrier_wait:.3g}, taskwait {r.taskwait_wait:.3g}, between regions "
+            f"{r.idle_between:.3g}" for r in rows
+            if r.n and None not in (r.I_P, r.barrier_wait, r.taskwait_wait, r.idle_between)]
 
 
 def missing(rows: list[Explanation]) -> str:
@@ -136,7 +184,8 @@ def readings_text(table: list[Explanation], verdicts: list[Verdict], baseline: s
             why = missing(cell)
             text = reading(cell, baseline, best_of.get((machine, bench, threads)))
             lines.append(f"  {threads} threads: {text}" + (f" No breakdown: {why}." if why else ""))
-            lines += [f"    {line}" for line in unreproduced(cell, text)]
+            lines += [f"    {line}" for line in
+                      unreproduced(cell, text) + refusals(cell) + idle_parts(cell)]
     return "\n".join(lines) + "\n"
 
 

@@ -22,6 +22,7 @@ import yaml
 
 from pinbench.errors import PinbenchError
 from pinbench.measure.settings import SHORTHAND, Metric, metric
+from pinbench.measure.stopping import fewest_for_interval
 from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
 from pinbench.place.registry import WRAPPING, is_own_name, needs_matrix, parse_strategy
 from pinbench.place.symmetry import level_counts
@@ -633,6 +634,11 @@ def load_campaign(config: dict, root: Path) -> tuple[dict, dict[str, Machine]]:
     if config["stopping"] and config["design"] == "sequential":
         raise ConfigError("stopping: the sequential design stops each cell on its verdict; "
                           "a stopping rule on precision goes with design: fixed only")
+    fewest = fewest_for_interval(config["confidence"])
+    if config["explain"] and config["explain"]["repetitions"] < fewest:
+        raise ConfigError(f"explain.repetitions: {config['explain']['repetitions']} explained runs "
+                          f"per strategy give no interval of their median at confidence "
+                          f"{config['confidence']:g}; at least {fewest} do")
     if config["stopping"] and config["stopping"]["min"] > config["repetitions"]:
         raise ConfigError(f"stopping.min: {config['stopping']['min']} rounds before stopping is "
                           f"more than the {config['repetitions']} repetitions")

@@ -3,7 +3,12 @@
  * Loaded by an OMPT runtime (LLVM's libomp) through OMP_TOOL_LIBRARIES=/abs/path.so.
  * Per thread, in thread-local counters (no lock, no allocation after a thread's first
  * event), it records with CLOCK_MONOTONIC:
- *   - team time: the time inside implicit tasks (a thread's share of parallel regions);
+ *   - team time: the time inside implicit tasks (a thread's share of parallel regions), up to
+ *     the region's end: libomp reports a worker's end of the region's closing barrier and of
+ *     its implicit task only when the worker wakes for the next region (or at exit), so a
+ *     worker's wait and team time stop at the region's end (ompt_callback_parallel_end, on
+ *     the encountering thread, kept per region in a ring of REGION_RING slots), and the time
+ *     after it, the serial part between regions, is outside its team: idle between regions;
  *   - waits of the runtime's synchronisation (ompt_callback_sync_region_wait): implicit
  *     barriers (end of a region or of a worksharing construct), explicit barriers,
  *     taskwait, taskgroup, reductions; a thread waiting there runs tasks (the workers of
@@ -48,6 +53,9 @@ static const char *const count_names[C_KINDS] = {
     "sections", "singles", "other_work"};
 
 #define WAIT_DEPTH 256
+/* Regions whose end a worker can still look up when it wakes: one that sits out more regions
+ * than this (a smaller team) books the time until it wakes as it was reported. */
+#define REGION_RING 4096
 
 struct pb_thread {
     struct pb_thread *next;          /* the global list, pushed once per thread */
@@ -56,6 +64,7 @@ struct pb_thread {
     uint64_t begin_ns, end_ns;       /* thread_begin .. thread_end (0: not seen) */
     uint64_t team_ns;                /* inside implicit tasks */
     uint64_t task_start_ns;          /* current implicit task's begin, 0 outside */
+    uint64_t region;                 /* the current implicit task's region (its id) */
     uint64_t wait_ns[W_KINDS];
     uint64_t waits[W_KINDS];         /* number of waits of each kind */
     /* open sync waits, innermost last: begin (0: stopped while a task runs), kind, and
@@ -76,6 +85,11 @@ static uint64_t init_ns;
 static char runtime_version[128];
 static char out_path[4096];
 static ompt_set_callback_t set_callback;
+
+/* Each region's id (parallel_data->value, from 1) and, once ended, its end in a ring slot: the
+ * id is written after the time and read around it, so a slot being rewritten reads as unknown. */
+static atomic_uint_fast64_t region_ids;
+static struct { atomic_uint_fast64_t id, end_ns; } region_end[REGION_RING];
 
 static inline uint64_t now_ns(void) {
     struct timespec ts;
@@ -115,22 +129,54 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
                               int flags, const void *codeptr_ra) {
     (void)encountering_task_data; (void)encountering_task_frame; (void)parallel_data;
     (void)requested_parallelism; (void)flags; (void)codeptr_ra;
+    parallel_data->value = atomic_fetch_add(&region_ids, 1) + 1;
     self()->counts[C_REGIONS]++;
+}
+
+static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data,
+                            int flags, const void *codeptr_ra) {
+    (void)encountering_task_data; (void)flags; (void)codeptr_ra;
+    uint64_t id = parallel_data ? parallel_data->value : 0;
+    if (id == 0)
+        return;
+    unsigned slot = (unsigned)(id % REGION_RING);
+    atomic_store(&region_end[slot].id, 0);
+    atomic_store(&region_end[slot].end_ns, now_ns());
+    atomic_store(&region_end[slot].id, id);
+}
+
+/* When the region ``id`` ended, 0 when unknown (not ended, or its slot reused since). */
+static uint64_t ended_at(uint64_t id) {
+    if (id == 0)
+        return 0;
+    unsigned slot = (unsigned)(id % REGION_RING);
+    if (atomic_load(&region_end[slot].id) != id)
+        return 0;
+    uint64_t end = atomic_load(&region_end[slot].end_ns);
+    return atomic_load(&region_end[slot].id) == id ? end : 0;
+}
+
+/* ``now``, or the end of the thread's region when it ended between ``since`` and ``now``: a
+ * wait or an implicit task reported after its region's end stops there. */
+static uint64_t within_region(const struct pb_thread *t, uint64_t since, uint64_t now) {
+    uint64_t end = ended_at(t->region);
+    return end > since && end < now ? end : now;
 }
 
 static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
                              ompt_data_t *task_data, unsigned int actual_parallelism,
                              unsigned int index, int flags) {
-    (void)parallel_data; (void)task_data; (void)actual_parallelism; (void)index;
+    (void)task_data; (void)actual_parallelism; (void)index;
     if (!(flags & ompt_task_implicit))
         return;  /* the initial task of a thread */
     struct pb_thread *t = self();
     uint64_t now = now_ns();
     if (endpoint == ompt_scope_begin) {
         t->task_start_ns = now;
+        t->region = parallel_data ? parallel_data->value : 0;
         t->counts[C_IMPLICIT_TASKS]++;
     } else if (t->task_start_ns) {
-        t->team_ns += now - t->task_start_ns;
+        t->team_ns += within_region(t, t->task_start_ns, now) - t->task_start_ns;
         t->task_start_ns = 0;
     }
 }
@@ -169,7 +215,7 @@ static void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t e
         int d = --t->wait_depth;
         t->waits[w]++;
         if (d < WAIT_DEPTH && t->wait_start_ns[d])
-            t->wait_ns[w] += now - t->wait_start_ns[d];
+            t->wait_ns[w] += within_region(t, t->wait_start_ns[d], now) - t->wait_start_ns[d];
     }
 }
 
@@ -277,6 +323,7 @@ static int tool_initialize(ompt_function_lookup_t lookup, int initial_device_num
     REGISTER(thread_begin, on_thread_begin);
     REGISTER(thread_end, on_thread_end);
     REGISTER(parallel_begin, on_parallel_begin);
+    REGISTER(parallel_end, on_parallel_end);
     REGISTER(implicit_task, on_implicit_task);
     REGISTER(sync_region_wait, on_sync_region_wait);
     REGISTER(mutex_acquire, on_mutex_acquire);
@@ -331,7 +378,7 @@ static void tool_finalize(ompt_data_t *tool_data) {
                            : t->type == ompt_thread_worker ? "worker" : "other";
         uint64_t team = t->team_ns;
         if (t->task_start_ns)  /* still inside a region (cannot happen at a normal exit) */
-            team += end - t->task_start_ns;
+            team += within_region(t, t->task_start_ns, end) - t->task_start_ns;
         uint64_t life_end = t->end_ns ? t->end_ns : end;
         uint64_t life_begin = t->begin_ns ? t->begin_ns : init_ns;
         fprintf(f, "%s\n  {\"index\": %d, \"type\": \"%s\", \"lifetime_s\": %.9f, "
