@@ -17,10 +17,11 @@ sequential design's test at one look (two-sided with a sign).
 ``--private-lock`` measures under a lock of its own, so that another campaign on a shared
 machine does not hold this one's jobs (their runs then overlap: say so beside the times).
 The simulation predicts the runs saved (``python -m pinbench.stats.simulate_sequential``):
-after the fixed campaign, the noise of its runs (:func:`spread_of`) and its shape (cells,
-experiments tested per cell) make a simulated campaign without any effect, whose factor
-(fixed runs over sequential ones) is printed as the prediction for a campaign where nothing
-differs (``--campaigns``: how many simulated); docs/performance.md records a call's figures.
+after the fixed campaign, the noise of its runs (:func:`~pinbench.stats.simulate_sequential.
+spread_of`), its shape (cells, experiments tested per cell) and the median speedup it measured
+for each experiment make a simulated campaign, whose factor (fixed runs over sequential ones),
+error and power are printed as the prediction (``--campaigns``: how many simulated);
+docs/performance.md records a call's figures.
 
 Usage: ``.venv/bin/python perf/sequential_design.py [--configfile FILE] [--private-lock]
 [--campaigns N]``
@@ -41,6 +42,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import yaml
 
 from pinbench.results.layout import Layout
@@ -143,20 +145,24 @@ def campaign_config(config: dict) -> dict:
 
 
 def predicted(records: list, cells: dict, baseline: str, maximum: int, campaigns: int,
-              alpha: float) -> tuple[float, float, Condition]:
-    """The factor (fixed runs over sequential ones) and the sequential runs per strategy
-    and cell that the simulation predicts for a campaign of the fixed one's shape and noise
-    where nothing differs."""
+              alpha: float) -> tuple[dict, Condition]:
+    """The simulation's rates (:func:`pinbench.stats.simulate_sequential.measure`) for a
+    campaign of the fixed one's shape (cells, experiments tested per cell) and noise
+    (:func:`pinbench.stats.simulate_sequential.spread_of`), each experiment planted at the
+    median speedup the fixed campaign measured for it."""
     from pinbench.stats.simulate_sequential import Condition, measure, spread_of
 
-    tested = [len(groups) - 1 for groups in cells.values()
-              if any(baseline in g.strategies for g in groups)]
-    condition = Condition("the default campaign's shape and noise, nothing differs",
-                          cells=len(tested), strategies=max(1, round(sum(tested) / len(tested))),
-                          n=maximum, spread=spread_of(records))
-    rates = measure(condition, campaigns, alpha, seed=38, processes=2)
-    return rates["fixed, two-sided"]["runs"] / rates["sequential"]["runs"], \
-        rates["sequential"]["false"], condition
+    shape = {cell: [g for g in groups if baseline not in g.strategies]
+             for cell, groups in sorted(cells.items())
+             if any(baseline in g.strategies for g in groups)}
+    base = {cell: next(g for g in cells[cell] if baseline in g.strategies) for cell in shape}
+    strategies = max(len(tested) for tested in shape.values())
+    by_cell = tuple({f"s{k + 1}": float(np.median(g.times) / np.median(base[cell].times))
+                     for k, g in enumerate(tested)} for cell, tested in shape.items())
+    condition = Condition("the fixed campaign's shape, noise and effects", cells=len(shape),
+                          strategies=strategies, n=maximum, spread=spread_of(records),
+                          by_cell=by_cell)
+    return measure(condition, campaigns, alpha, seed=38, processes=2), condition
 
 
 def main() -> int:
@@ -187,14 +193,19 @@ def main() -> int:
             if design == "fixed":
                 records, experiments = fixed_runs(config)
                 loaded = campaign_config(config)
-                factor, false, condition = predicted(
-                    records, experiments, loaded["baseline"], loaded["repetitions"], args.campaigns,
-                    1 - loaded["confidence"])
+                rates, condition = predicted(records, experiments, loaded["baseline"],
+                                             loaded["repetitions"], args.campaigns,
+                                             1 - loaded["confidence"])
+                fixed, sequential = rates["fixed, two-sided"], rates["sequential"]
+                power = {name: "-" if r["power"] is None else f"{r['power']:.0%}"
+                         for name, r in (("fixed", fixed), ("sequential", sequential))}
                 print(f"# predicted (simulation, {args.campaigns} campaigns of {condition.cells} "
                       f"cells x {condition.strategies} experiments tested, spread "
-                      f"{condition.spread:.2%} as the fixed campaign's runs, nothing differs): "
-                      f"fixed / sequential runs {factor:.2f}x (false claims report-wide "
-                      f"{false:.1%})", flush=True)
+                      f"{condition.spread:.2%} and effects as the fixed campaign's runs): fixed "
+                      f"/ sequential runs {fixed['runs'] / sequential['runs']:.2f}x; false "
+                      f"claims report-wide {sequential['false']:.1%} (fixed "
+                      f"{fixed['false']:.1%}); faster ones found {power['sequential']} (fixed "
+                      f"{power['fixed']})", flush=True)
     fixed, sequential = found["fixed"]["verdicts"], found["sequential"]["verdicts"]
     cells = sorted(set(fixed) | set(sequential))
     for column, mark in (("best_report", "report-wide"), ("best", "the cell's own")):
