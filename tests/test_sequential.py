@@ -175,3 +175,17 @@ def test_a_tiny_simulation_of_both_designs():
     assert sequential["false"] == fixed["false"] == 0.0
     nothing = measure(Condition("H0", cells=2, strategies=3, n=15), campaigns=2, seed=4)
     assert nothing["sequential"]["runs"] < 0.8 * 15 and nothing["sequential"]["power"] is None
+    # a real campaign's effects, cell by cell: one planted faster strategy, found by both
+    by_cell = measure(Condition("cells", cells=2, strategies=1, n=15, by_cell=({"s1": 0.8}, {})),
+                      campaigns=1, seed=4)
+    assert by_cell["sequential"]["planted"] == 1 == by_cell["sequential"]["found"]
+
+
+def test_the_spread_of_a_campaign_is_its_experiments_median_spread_of_log_times():
+    from pinbench.stats.simulate_sequential import spread_of
+
+    times = {"os": [1.0, math.e, math.e ** 2], "a": [1.0, math.e ** 2, math.e ** 4]}
+    records = [RunRecord("m", "b", 2, s, k, k, True, "", t, "wall", t, t, 0.0, 0, False, True,
+                         "n/a", "", "", 0.0, "", "") for s, ts in times.items()
+               for k, t in enumerate(ts)]
+    assert spread_of(records) == pytest.approx(1.5)  # standard deviations 1 and 2
