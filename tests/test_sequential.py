@@ -11,8 +11,9 @@ from test_launcher import TWO_PUS, job, placement
 
 import pinbench.measure.job as measuring
 from pinbench.measure.job import run_job
-from pinbench.results.runs import RunRecord
-from pinbench.stats.analyse import verdict_tables
+from pinbench.results.layout import STATS_FILES
+from pinbench.results.runs import RunRecord, write_runs
+from pinbench.stats.analyse import analyse, verdict_tables
 from pinbench.stats import sequential
 from pinbench.stats.sequential import (Cell, boundaries, fractions_of, look_rounds,
                                        predictive_power, sequential_p, spent, stopping_rounds)
@@ -69,7 +70,7 @@ def test_a_look_stops_a_comparison_for_futility_by_its_predictive_power():
         assert cell.predictive(comparison, 0) == pytest.approx(0.068, abs=0.002)
         assert comparison.futile == futile and cell.done() == futile
         assert cell.decided_by("a") == ("futility after 7 rounds" if futile
-                                        else "none at the maximum (35 rounds)")
+                                        else "the maximum (35 rounds)")
         assert lines == (["a dropped: futile, no difference expected (predictive power 6.83% "
                           "< 10.00%)"] if futile else [])
 
@@ -157,6 +158,12 @@ def test_a_job_without_an_effect_stops_for_futility_and_the_analysis_says_so(mon
     assert verdict["best_report"] == ""
     decided = {c["strategy"]: c["decided_by"] for c in comparisons}
     assert decided["os"] == "" and any(d.startswith("futility after") for d in decided.values())
+    write_runs(records, tmp_path / "runs.csv")  # the analysis' summary counts them
+    outputs = {kind: tmp_path / name for kind, name in STATS_FILES.items()}
+    text = analyse(tmp_path / "runs.csv", outputs, campaign="c", baseline="os",
+                   confidence=0.95, sequential=design)
+    assert text.startswith("sequential design (futility 0.2): of 2 comparisons, ")
+    assert "stopped for futility (no difference)" in text.splitlines()[0]
     runs = {s: sum(r.strategy == s for r in records) for s in PLACEMENTS}
     for strategy, how in decided.items():  # the analysis' replay stops where the job did
         if how.startswith("futility after"):

@@ -262,6 +262,13 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     for note in reversed(list(dict.fromkeys(v["too_few"] for v in verdicts if v["too_few"]))):
         text = (f"too few runs for the verdicts (the tables below test each strategy alone at "
                 f"{1 - confidence:.2g}): {note}\n\n" + text)
+    if sequential:
+        from pinbench.stats.sequential import decisions_text
+
+        tested = {(c["machine"], c["benchmark"], c["threads"], c["experiment"]): c["decided_by"]
+                  for c in comparisons if c["decided_by"]}
+        text = decisions_text(list(tested.values()), sequential.get("futility", 0.0)) + \
+            "\n\n" + text
     if metric != "time":
         text = (f"metric: {metric} per run (lower is better), not the run time: every test, "
                 "speedup and table below is on it\n\n" + text)

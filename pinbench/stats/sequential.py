@@ -356,11 +356,30 @@ class Cell:
             return f"{c.decided} after {c.at} rounds"
         if c.dropped:
             return f"dropped after {c.at} rounds: {c.dropped}"
-        return f"none at the maximum ({self.maximum} rounds)"
+        return f"the maximum ({self.maximum} rounds)"
 
     def done(self) -> bool:
         """Whether every experiment still measured is decided against the baseline."""
         return all(self.comparisons[e].decided for e in self.measured[1:])
+
+
+def decisions_text(decided: list[str], futility: float) -> str:
+    """One line on what decided a report's comparisons under the sequential design, from
+    each one's :meth:`Cell.decided_by`.
+
+    >>> decisions_text(["futility after 14 rounds", "faster after 7 rounds",
+    ...                 "the maximum (35 rounds)", "futility after 21 rounds"], 0.01)
+    'sequential design (futility 0.01): of 4 comparisons, 1 decided before the maximum, 2 stopped for futility (no difference), 1 ran to the maximum'
+    """
+    kinds = {"decided before the maximum": 0, "stopped for futility (no difference)": 0, "dropped": 0,
+             "ran to the maximum": 0}
+    for how in decided:
+        kind = "stopped for futility (no difference)" if how.startswith("futility") else \
+            "dropped" if how.startswith("dropped") else \
+            "ran to the maximum" if how.startswith("the maximum") else "decided before the maximum"
+        kinds[kind] += 1
+    said = ", ".join(f"{count} {kind}" for kind, count in kinds.items() if count)
+    return f"sequential design (futility {futility:g}): of {len(decided)} comparisons, {said}"
 
 
 def run_rule(cell: Cell, upto: Callable[[str, int], list[float]]) -> dict[str, int]:
