@@ -163,7 +163,7 @@ def test_a_job_without_an_effect_stops_for_futility_and_the_analysis_says_so(mon
     text = analyse(tmp_path / "runs.csv", outputs, campaign="c", baseline="os",
                    confidence=0.95, sequential=design)
     assert text.startswith("sequential design (futility 0.2): of 2 comparisons, ")
-    assert "stopped for futility (no difference)" in text.splitlines()[0]
+    assert "futile (no difference)" in text.splitlines()[0]
     runs = {s: sum(r.strategy == s for r in records) for s in PLACEMENTS}
     for strategy, how in decided.items():  # the analysis' replay stops where the job did
         if how.startswith("futility after"):

@@ -24,9 +24,8 @@ rounds and the job may end before ``repetitions`` rounds; resumed, it replays
 the rule on the journaled runs, so it stops where it would have. So does the sequential
 design (``sequential``: :mod:`pinbench.stats.sequential`): after the rounds of each look the
 job decides each comparison with the baseline, drops the experiments that can no longer win
-or whose comparison is futile (it would not be decided by the maximum)
-and stops once every comparison
-left is decided. The looks are not journaled: they follow from the journaled runs, and a
+or whose comparison is futile (it would hardly be decided by the maximum) and stops once
+every comparison left is decided. The looks are not journaled: they follow from the journaled runs, and a
 resumed job (or the analysis) replays them.
 
 The runs are measured under whatever load other processes put on the machine; each run

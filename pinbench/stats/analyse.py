@@ -168,7 +168,7 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     its ``maximum`` repetitions), whose verdicts replay its looks
     (:func:`pinbench.stats.sequential.analysis_test`; its per-comparison ``alpha``, when not
     given, alpha over the report's tests as its jobs counted them:
-    :func:`pinbench.stats.verdicts.tested_experiments`); None: the fixed design. Each verdict
+    :func:`pinbench.stats.verdicts.cell_tests`); None: the fixed design. Each verdict
     names its ``design``, each comparison what ``decided_by`` it under the sequential one.
     """
     from pinbench.stats.drift import across_jobs, drift
@@ -213,11 +213,11 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
 
 def report_tests(cells: Iterable[list[Experiment]], baseline: str) -> int:
     """The report's tests as its sequential jobs counted them
-    (:func:`pinbench.stats.verdicts.tested_experiments`), from each cell's experiments
+    (:func:`pinbench.stats.verdicts.cell_tests`), from each cell's experiments
     (:func:`pinbench.stats.verdicts.experiments`)."""
-    from pinbench.stats.verdicts import tested_experiments
+    from pinbench.stats.verdicts import cell_tests
 
-    return sum(tested_experiments({s: g.name for g in cell for s in g.strategies}, baseline)
+    return sum(cell_tests({s: g.name for g in cell for s in g.strategies}, baseline)
                for cell in cells)
 
 

@@ -368,13 +368,13 @@ def decisions_text(decided: list[str], futility: float) -> str:
     each one's :meth:`Cell.decided_by`.
 
     >>> decisions_text(["futility after 14 rounds", "faster after 7 rounds",
-    ...                 "the maximum (35 rounds)", "futility after 21 rounds"], 0.01)
-    'sequential design (futility 0.01): of 4 comparisons, 1 decided before the maximum, 2 stopped for futility (no difference), 1 ran to the maximum'
+    ...                 "the maximum (35 rounds)", "futility after 21 rounds"], 0.01)[35:]
+    'of 4 comparisons, 1 decided before the maximum, 2 futile (no difference), 1 ran to the maximum'
     """
-    kinds = {"decided before the maximum": 0, "stopped for futility (no difference)": 0, "dropped": 0,
+    kinds = {"decided before the maximum": 0, "futile (no difference)": 0, "dropped": 0,
              "ran to the maximum": 0}
     for how in decided:
-        kind = "stopped for futility (no difference)" if how.startswith("futility") else \
+        kind = "futile (no difference)" if how.startswith("futility") else \
             "dropped" if how.startswith("dropped") else \
             "ran to the maximum" if how.startswith("the maximum") else "decided before the maximum"
         kinds[kind] += 1

@@ -119,15 +119,15 @@ def experiments(records: list[RunRecord], key: PlacementKey,
     return list(groups.values())
 
 
-def tested_experiments(same_as: Mapping[str, str], baseline: str) -> int:
+def cell_tests(same_as: Mapping[str, str], baseline: str) -> int:
     """The tests one cell adds to the report-wide decision (:func:`report_wide`): its
     experiments but the baseline's, from ``same_as``, each of the cell's strategies -> the
     experiment it ran (the first strategy of its group). The sequential design's jobs count
     the report's tests so before measuring (from the cells' placements:
     :func:`pinbench.workflow.jobsettings.report_tests`), the analysis from the runs.
 
-    >>> tested_experiments({"os": "os", "compact": "compact", "scatter": "compact",
-    ...                     "random": "random"}, "os")
+    >>> cell_tests({"os": "os", "compact": "compact", "scatter": "compact",
+    ...             "random": "random"}, "os")
     2
     """
     return len(set(same_as.values()) - {same_as.get(baseline, baseline)}) \

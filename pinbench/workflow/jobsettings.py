@@ -89,17 +89,17 @@ def sequential_design(config: dict, report_tests: int | None = None, maximum: bo
 
 def report_tests(config: dict, cells: list[tuple[list[str], str]]) -> int:
     """The tests of the report-wide decision, as the analysis counts them
-    (:func:`pinbench.stats.verdicts.tested_experiments`), before measuring: every measured
+    (:func:`pinbench.stats.verdicts.cell_tests`), before measuring: every measured
     cell's experiments but the baseline's, from ``cells``, each cell's placement files and
     its machine's topology file (strategies left out of a cell are not measured)."""
-    from pinbench.stats.verdicts import tested_experiments  # NumPy: only for this design
+    from pinbench.stats.verdicts import cell_tests  # NumPy: only for this design
 
     tests = 0
     for files, topology_xml in cells:
         placements = {placement.strategy: placement for placement in map(read_placement, files)}
         measured = [s for s in config["strategies"] if not placements[s].left_out]
         same = same_experiments(measured, placements, topology_xml)
-        tests += tested_experiments({s: same.get(s, s) for s in measured}, config["baseline"])
+        tests += cell_tests({s: same.get(s, s) for s in measured}, config["baseline"])
     return tests
 
 
