@@ -47,7 +47,7 @@ def test_the_predictive_power_is_the_hand_computed_one():
     """PP = Phi((z - c sqrt t) / sqrt(1 - t)) (Spiegelhalter, Freedman and Blackburn 1986):
     at half the runs, a z of 0 against c = 1.96 gives Phi(-1.96) = 0.025; at a quarter, z =
     1.96 gives Phi(0.98 / sqrt 0.75) = Phi(1.1316) = 0.8711; the futility boundary of gamma
-    is z = c sqrt t - z_gamma sqrt(1 - t) (Jennison and Turnbull eq. 10.6's form)."""
+    is z = c sqrt t - z_gamma sqrt(1 - t)."""
     assert predictive_power(0.0, 0.5, 1.96) == pytest.approx(0.025, abs=1e-4)
     assert predictive_power(1.96, 0.25, 1.96) == pytest.approx(0.8711, abs=1e-4)
     boundary = 2.5 * math.sqrt(0.4) - 2.3263 * math.sqrt(0.6)  # gamma = 0.01, c = 2.5

@@ -48,14 +48,15 @@ that the comparison would cross the last look's boundary c_K at the maximum: wit
 look's z-statistic of its more favourable side at information fraction t,
 PP = Phi((Z_j - c_K sqrt t) / sqrt(1 - t)) (Spiegelhalter, Freedman and Blackburn,
 "Monitoring clinical trials: conditional or predictive power?", Controlled Clinical Trials
-7, 1986; Jennison and Turnbull ch. 10.3; the conditional power of Lan, Simon and Halperin,
-"Stochastically curtailed tests in long-term clinical trials", Sequential Analysis 1, 1982,
-under the current trend stops more often early and costs more power at the same gamma:
-docs/statistics.md). Had the cell gone on, the fixed design would also have said none with
+7, 1986; Jennison and Turnbull ch. 10, stochastic curtailment; the conditional power of Lan,
+Simon and Halperin, "Stochastically curtailed tests in long-term clinical trials",
+Sequential Analysis 1, 1982, under the current trend stops more often early and costs more
+power at the same gamma: docs/statistics.md). Had the cell gone on, the fixed design would also have said none with
 probability about 1 - gamma. The rule is **non-binding**: the efficacy boundaries are computed
 without it (as if no comparison ever stopped for futility), and a stop for futility only
 takes away chances to cross, so the error over the report stays at most alpha whatever
-gamma (Jennison and Turnbull ch. 7.2 and 10.6; the same holds under Holm's graph, Maurer and
+gamma (Jennison and Turnbull ch. 10: a curtailment rule that is not binding leaves the type I
+error of the boundaries as computed; the same holds under Holm's graph, Maurer and
 Bretz above). Futility costs power instead, which the simulation measures. A cell stops when
 every experiment left is decided (faster or slower), dropped or stopped for futility, or at
 its maximum.
