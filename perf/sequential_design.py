@@ -16,10 +16,15 @@ sequential design's test at one look (two-sided with a sign).
 
 ``--private-lock`` measures under a lock of its own, so that another campaign on a shared
 machine does not hold this one's jobs (their runs then overlap: say so beside the times).
-The simulation predicts the runs saved (``python -m pinbench.stats.simulate_sequential``);
+The simulation predicts the runs saved (``python -m pinbench.stats.simulate_sequential``):
+after the fixed campaign, the noise of its runs (:func:`~pinbench.stats.simulate_sequential.
+spread_of`), its shape (cells, experiments tested per cell) and the median speedup it measured
+for each experiment make a simulated campaign, whose factor (fixed runs over sequential ones),
+error and power are printed as the prediction (``--campaigns``: how many simulated);
 docs/performance.md records a call's figures.
 
-Usage: ``.venv/bin/python perf/sequential_design.py [--configfile FILE] [--private-lock]``
+Usage: ``.venv/bin/python perf/sequential_design.py [--configfile FILE] [--private-lock]
+[--campaigns N]``
 """
 from __future__ import annotations
 
@@ -35,11 +40,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 import yaml
 
 from pinbench.results.layout import Layout
 from pinbench.workflow import campaign
+
+if TYPE_CHECKING:
+    from pinbench.stats.simulate_sequential import Condition
 
 ROOT = Path(__file__).resolve().parent.parent
 DESIGNS = ("fixed", "sequential")
@@ -72,21 +82,39 @@ def measure(config: dict, folder: Path, env: dict[str, str]) -> dict:
             "dropped": proc.stdout.count(" dropped: ")}
 
 
-def replay(config: dict, report_tests: int) -> tuple[dict, int]:
-    """The sequential design's job rule and analysis on the fixed campaign's runs: each
-    strategy's successful runs in their order stand for its rounds (the verdicts by cell, and
-    the runs the rule keeps)."""
+def fixed_runs(config: dict) -> tuple[list, dict]:
+    """The fixed campaign's runs and, by cell, its experiments (identical placements, up to
+    the machines' symmetries, one experiment: :func:`pinbench.stats.verdicts.experiments`)."""
+    from pinbench.place.symmetry import experiment_key
     from pinbench.results.runs import read_runs
-    from pinbench.stats.analyse import verdict_tables
-    from pinbench.stats.sequential import stopping_rounds
+    from pinbench.stats.verdicts import experiments
+    from pinbench.topology import parse_xml
 
-    fixed = config | {"campaign": f"{config['campaign']}-fixed"}
-    records = read_runs([ROOT / Layout.of(fixed["campaign"]).all_runs])
+    layout = Layout.of(f"{config['campaign']}-fixed")
+    records = read_runs([ROOT / layout.all_runs])
+    trees = {m: parse_xml((ROOT / layout.topology(m)).read_text(), m)
+             for m in {r.machine for r in records}}
+    cells: dict[tuple, list] = {}
+    for r in records:
+        cells.setdefault((r.machine, r.benchmark, r.threads), []).append(r)
+    return records, {cell: experiments(runs, lambda m, pus: experiment_key(trees[m], pus),
+                                       config.get("strategies", ()))
+                     for cell, runs in cells.items()}
+
+
+def replay(config: dict, records: list, cells: dict) -> tuple[dict, dict, int]:
+    """The sequential design's job rule and analysis on the fixed campaign's runs: each
+    experiment's successful runs in their order stand for its rounds (the verdicts by cell,
+    the fixed design's two-sided ones, and the runs the rule keeps)."""
+    from pinbench.stats.analyse import report_tests, verdict_tables
+    from pinbench.stats.sequential import stopping_rounds
+    from pinbench.workflow.jobsettings import sequential_design
+
     alpha = 1 - config.get("confidence", 0.95)
-    design = {"baseline": config.get("baseline", "os"), "alpha": alpha / report_tests,
-              "maximum": config.get("repetitions", 35)}
+    design = sequential_design(campaign_config(config), maximum=True)
+    design["alpha"] = alpha / report_tests(cells.values(), design["baseline"])
     kept = []
-    for cell in sorted({(r.machine, r.benchmark, r.threads) for r in records}):
+    for cell, groups in sorted(cells.items()):
         runs = sorted((r for r in records if (r.machine, r.benchmark, r.threads) == cell
                        and r.counts), key=lambda r: r.order_index)
         mine = {s: [r for r in runs if r.strategy == s] for s in dict.fromkeys(
@@ -96,7 +124,7 @@ def replay(config: dict, report_tests: int) -> tuple[dict, int]:
             continue
         rounds = stopping_rounds(design["baseline"], {s: [r.time_s for r in rs]
                                                       for s, rs in mine.items()},
-                                 design["maximum"], design["alpha"])
+                                 design["maximum"], design["alpha"], design["futility"])
         kept += [dataclasses.replace(r, repetition=k) for s, rs in mine.items()
                  for k, r in enumerate(rs[:rounds[s]])]
     verdicts, _ = verdict_tables(kept, design["baseline"], alpha,
@@ -110,16 +138,44 @@ def replay(config: dict, report_tests: int) -> tuple[dict, int]:
             len(kept))
 
 
+def campaign_config(config: dict) -> dict:
+    """The campaign as loaded (its defaults filled in), design sequential."""
+    loaded, _ = campaign.load_campaign(copy.deepcopy(config) | {"design": "sequential"}, ROOT)
+    return loaded
+
+
+def predicted(records: list, cells: dict, baseline: str, maximum: int, campaigns: int,
+              alpha: float) -> tuple[dict, Condition]:
+    """The simulation's rates (:func:`pinbench.stats.simulate_sequential.measure`) for a
+    campaign of the fixed one's shape (cells, experiments tested per cell) and noise
+    (:func:`pinbench.stats.simulate_sequential.spread_of`), each experiment planted at the
+    median speedup the fixed campaign measured for it."""
+    from pinbench.stats.simulate_sequential import Condition, measure, spread_of
+
+    shape = {cell: [g for g in groups if baseline not in g.strategies]
+             for cell, groups in sorted(cells.items())
+             if any(baseline in g.strategies for g in groups)}
+    base = {cell: next(g for g in cells[cell] if baseline in g.strategies) for cell in shape}
+    strategies = max(len(tested) for tested in shape.values())
+    by_cell = tuple({f"s{k + 1}": float(np.median(g.times) / np.median(base[cell].times))
+                     for k, g in enumerate(tested)} for cell, tested in shape.items())
+    condition = Condition("the fixed campaign's shape, noise and effects", cells=len(shape),
+                          strategies=strategies, n=maximum, spread=spread_of(records),
+                          by_cell=by_cell)
+    return measure(condition, campaigns, alpha, seed=38, processes=2), condition
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configfile", help="the campaign (default: config/config.yaml)")
     parser.add_argument("--private-lock", action="store_true",
                         help="a machine lock of its own (others' measurements do not hold it)")
+    parser.add_argument("--campaigns", type=int, default=40,
+                        help="simulated campaigns for the prediction (default %(default)s)")
     args = parser.parse_args()
     config = yaml.safe_load(Path(args.configfile or ROOT / "config" / "config.yaml").read_text())
     env = dict(os.environ)
-    loaded, machines = campaign.load_campaign(copy.deepcopy(config), ROOT)
-    found = {"report_tests": campaign.report_tests(loaded, machines)}
+    found = {}
     with tempfile.TemporaryDirectory() as tmp:
         if args.private_lock:
             env["PINBENCH_LOCK"] = str(Path(tmp) / "machine.lock")
@@ -132,8 +188,24 @@ def main() -> int:
             r = found[design]
             print(f"{design:>10}: {r['runs']} runs, {r['wall_s']:.1f} s wall (measuring "
                   f"{r['measuring_s']:.1f} s, quiet waits {r['quiet_wait_s']:.1f} s); cells "
-                  f"decided early {r['decided']}, strategies dropped {r['dropped']}; load "
-                  f"average {os.getloadavg()[0]:.2f} after", flush=True)
+                  f"decided early {r['decided']}, strategies dropped or futile {r['dropped']}; "
+                  f"load average {os.getloadavg()[0]:.2f} after", flush=True)
+            if design == "fixed":
+                records, experiments = fixed_runs(config)
+                loaded = campaign_config(config)
+                rates, condition = predicted(records, experiments, loaded["baseline"],
+                                             loaded["repetitions"], args.campaigns,
+                                             1 - loaded["confidence"])
+                fixed, sequential = rates["fixed, two-sided"], rates["sequential"]
+                power = {name: "-" if r["power"] is None else f"{r['power']:.0%}"
+                         for name, r in (("fixed", fixed), ("sequential", sequential))}
+                print(f"# predicted (simulation, {args.campaigns} campaigns of {condition.cells} "
+                      f"cells x {condition.strategies} experiments tested, spread "
+                      f"{condition.spread:.2%} and effects as the fixed campaign's runs): fixed "
+                      f"/ sequential runs {fixed['runs'] / sequential['runs']:.2f}x; false "
+                      f"claims report-wide {sequential['false']:.1%} (fixed "
+                      f"{fixed['false']:.1%}); faster ones found {power['sequential']} (fixed "
+                      f"{power['fixed']})", flush=True)
     fixed, sequential = found["fixed"]["verdicts"], found["sequential"]["verdicts"]
     cells = sorted(set(fixed) | set(sequential))
     for column, mark in (("best_report", "report-wide"), ("best", "the cell's own")):
@@ -144,7 +216,7 @@ def main() -> int:
             if cell not in same:
                 print(f"  {'/'.join(cell)}: fixed {fixed.get(cell, {}).get(column) or 'none'}, "
                       f"sequential {sequential.get(cell, {}).get(column) or 'none'}")
-    replayed, two_sided, runs = replay(config, found["report_tests"])
+    replayed, two_sided, runs = replay(config, records, experiments)
     print(f"the sequential rule replayed on the fixed campaign's runs (each strategy's in "
           f"their order): {runs} of {found['fixed']['runs']} runs")
     for name, other in (("fixed", fixed), ("fixed, two-sided", two_sided)):

@@ -7,9 +7,10 @@ from pinbench.measure.settings import LAUNCHED, MATCHES, OPENMP, QUIET, SHORTHAN
 from pinbench.results.placements import Placement, read_placement, write_placement
 from pinbench.stats.analyse import verdict_tables
 from pinbench.stats.sample_size import MIN_N
+from pinbench.stats.sequential import FUTILITY
 from pinbench.topology import load
 from pinbench.workflow.campaign import SCHEMA
-from pinbench.workflow.jobsettings import same_experiments
+from pinbench.workflow.jobsettings import report_tests, same_experiments
 
 PROPERTIES = yaml.safe_load(SCHEMA.read_text())["properties"]
 
@@ -29,6 +30,10 @@ def test_the_schema_reads_a_printed_time_as_the_measuring_process_does():
     assert time["unit"]["enum"] == list(UNITS) and time["stream"]["enum"] == list(STREAMS)
     assert time["match"]["enum"] == list(MATCHES)
     assert {name: time[name]["default"] for name in SHORTHAND} == SHORTHAND
+
+
+def test_the_schema_default_of_futility_is_the_sequential_design_default():
+    assert PROPERTIES["futility"]["default"] == FUTILITY
 
 
 def test_the_schema_refuses_fewer_repetitions_than_the_statistics_need():
@@ -57,6 +62,10 @@ def test_the_workflow_and_the_analysis_merge_the_same_placements(tmp_path):
     runs = [run_record(machine="m", strategy=strategy, repetition=k, time_s=1.0 + k / 10,
                        pus=" ".join(map(str, pus[k] if strategy == "random" else pus or [])))
             for strategy, pus in plans.items() for k in range(MIN_N)]
-    _, comparisons = verdict_tables(runs, "os", 0.05, {"m": topo}, list(plans))
+    verdicts, comparisons = verdict_tables(runs, "os", 0.05, {"m": topo}, list(plans))
     assert {row["strategy"]: row["experiment"] for row in comparisons} == {
         strategy: measured_once.get(strategy, strategy) for strategy in plans}
+    # the report's tests: as many as the sequential design's jobs count before measuring
+    # (compact, scatter, random: 3 of the 4 strategies tested)
+    assert verdicts[0]["tests_report"] == 3 == report_tests(
+        {"strategies": list(plans), "baseline": "os"}, [(list(map(str, files)), str(xml))])

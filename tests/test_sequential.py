@@ -1,6 +1,7 @@
-"""The sequential design: its boundaries against published values, a measuring job that stops
-on a planted effect and runs to its maximum without one, and a tiny simulation of both designs
-(the full figures: ``python -m pinbench.stats.simulate_sequential``)."""
+"""The sequential design: its boundaries against published values, its futility rule against
+hand values, a measuring job that stops on a planted effect, and without one runs to its
+maximum or stops for futility, and a tiny simulation of both designs (the full figures:
+``python -m pinbench.stats.simulate_sequential``)."""
 import json
 import math
 import random
@@ -10,10 +11,12 @@ from test_launcher import TWO_PUS, job, placement
 
 import pinbench.measure.job as measuring
 from pinbench.measure.job import run_job
-from pinbench.results.runs import RunRecord
-from pinbench.stats.analyse import verdict_tables
+from pinbench.results.layout import STATS_FILES
+from pinbench.results.runs import RunRecord, write_runs
+from pinbench.stats.analyse import analyse, verdict_tables
 from pinbench.stats import sequential
-from pinbench.stats.sequential import boundaries, fractions_of, look_rounds, sequential_p, spent
+from pinbench.stats.sequential import (Cell, boundaries, fractions_of, look_rounds,
+                                       predictive_power, sequential_p, spent, stopping_rounds)
 
 FIVE = fractions_of([1, 2, 3, 4, 5], 5)
 
@@ -40,6 +43,55 @@ def test_the_sequential_p_value_is_the_smallest_level_that_crosses():
     assert sequential_p([0.9], FIVE) == 1.0
 
 
+def test_the_predictive_power_is_the_hand_computed_one():
+    """PP = Phi((z - c sqrt t) / sqrt(1 - t)) (Spiegelhalter, Freedman and Blackburn 1986):
+    at half the runs, a z of 0 against c = 1.96 gives Phi(-1.96) = 0.025; at a quarter, z =
+    1.96 gives Phi(0.98 / sqrt 0.75) = Phi(1.1316) = 0.8711; the futility boundary of gamma
+    is z = c sqrt t - z_gamma sqrt(1 - t)."""
+    assert predictive_power(0.0, 0.5, 1.96) == pytest.approx(0.025, abs=1e-4)
+    assert predictive_power(1.96, 0.25, 1.96) == pytest.approx(0.8711, abs=1e-4)
+    boundary = 2.5 * math.sqrt(0.4) - 2.3263 * math.sqrt(0.6)  # gamma = 0.01, c = 2.5
+    assert predictive_power(boundary, 0.4, 2.5) == pytest.approx(0.01, rel=1e-3)
+    assert predictive_power(3.0, 1.0, 2.5) == 1.0 and predictive_power(2.0, 1.0, 2.5) == 0.0
+
+
+def test_a_look_stops_a_comparison_for_futility_by_its_predictive_power():
+    """Two interleaved samples at the first of five looks (7 of 35 rounds) with alpha 0.05 / 12:
+    a one-sided p of 0.5146 (z = -0.037) and a last boundary c = 2.8948 (alpha / 2 = 0.05 / 24)
+    give PP = Phi((-0.037 - 2.8948 sqrt .2) / sqrt .8) = Phi(-1.488) = 6.8%: futile at gamma
+    0.1, not at 0.05."""
+    times = {"os": [1.0, 1.02, 1.04, 1.06, 1.08, 1.10, 1.12],
+             "a": [1.01, 1.03, 1.05, 1.06, 1.07, 1.09, 1.11]}
+    for gamma, futile in ((0.1, True), (0.05, False)):
+        cell = Cell("os", ["a"], 35, 0.05 / 12, futility=gamma)
+        lines = cell.look(7, times)
+        comparison = cell.comparisons["a"]
+        assert comparison.faster == [pytest.approx(0.5146, abs=1e-3)]
+        assert cell.predictive(comparison, 0) == pytest.approx(0.068, abs=0.002)
+        assert comparison.futile == futile and cell.done() == futile
+        assert cell.decided_by("a") == ("futility after 7 rounds" if futile
+                                        else "the maximum (35 rounds)")
+        assert lines == (["a dropped: futile, no difference expected (predictive power 6.83% "
+                          "< 10.00%)"] if futile else [])
+
+
+def test_futility_stops_most_cells_without_an_effect_and_none_with_a_large_one():
+    """A tiny seeded simulation (3% noise, 35 rounds, 8 cells of two comparisons each)."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    under_h0, planted = [], []
+    for _ in range(8):
+        noise = {s: list(np.exp(0.03 * rng.standard_normal(35))) for s in ("os", "a", "b")}
+        under_h0.append(stopping_rounds("os", noise, 35, 0.05 / 16, futility=0.01))
+        noise["a"] = [0.9 * t for t in noise["a"]]  # 10% faster: decided, never futile
+        cell = Cell("os", ["a", "b"], 35, 0.05 / 16, futility=0.01)
+        planted.append(sequential.run_rule(cell, lambda s, n, noise=noise: noise[s][:n]))
+        assert cell.comparisons["a"].decided == "faster" and not cell.comparisons["a"].futile
+    assert sum(r["os"] < 35 for r in under_h0) >= 6
+    assert sum(sum(r.values()) for r in under_h0) < 0.7 * 8 * 3 * 35
+
+
 PLACEMENTS = {"os": placement("os", None), "compact": placement("compact", TWO_PUS),
               "scatter": placement("scatter", TWO_PUS)}
 
@@ -57,10 +109,11 @@ def planted(factors: dict[str, float], seed: int = 3, other_cpu: float | None = 
     return measure_one
 
 
-def sequential_job(factors, monkeypatch, tmp_path):
+def sequential_job(factors, monkeypatch, tmp_path, futility=0.0):
     monkeypatch.setattr(measuring, "measure_one", planted(factors))
     spec = job("/bin/true", PLACEMENTS, repetitions=20, quiet={"threshold": 0.1, "max_wait_s": 0},
-               sequential={"baseline": "os", "alpha": 0.05 / 12, "spending": "obf"})
+               sequential={"baseline": "os", "alpha": 0.05 / 12, "spending": "obf",
+                           "futility": futility})
     said = []
     records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
                       said.append)
@@ -88,10 +141,33 @@ def test_a_job_stops_early_on_a_large_effect_and_drops_the_loser(monkeypatch, tm
     assert next(c for c in comparisons if c["strategy"] == "compact")["p_raw"] <= 0.05 / 12
 
 
-def test_a_job_without_an_effect_runs_to_its_maximum(monkeypatch, tmp_path):
+def test_a_job_without_an_effect_runs_to_its_maximum_without_futility(monkeypatch, tmp_path):
     records, said = sequential_job({}, monkeypatch, tmp_path)
     assert len(records) == 60
     assert not any("dropped" in line or "decided" in line for line in said)
+
+
+def test_a_job_without_an_effect_stops_for_futility_and_the_analysis_says_so(monkeypatch,
+                                                                             tmp_path):
+    records, said = sequential_job({}, monkeypatch, tmp_path, futility=0.2)
+    assert len(records) < 60
+    assert any("dropped: futile, no difference expected" in line for line in said)
+    design = {"baseline": "os", "alpha": 0.05 / 12, "spending": "obf", "maximum": 20,
+              "futility": 0.2}
+    [verdict], comparisons = verdict_tables(records, "os", 0.05, sequential=design)
+    assert verdict["best_report"] == ""
+    decided = {c["strategy"]: c["decided_by"] for c in comparisons}
+    assert decided["os"] == "" and any(d.startswith("futility after") for d in decided.values())
+    write_runs(records, tmp_path / "runs.csv")  # the analysis' summary counts them
+    outputs = {kind: tmp_path / name for kind, name in STATS_FILES.items()}
+    text = analyse(tmp_path / "runs.csv", outputs, campaign="c", baseline="os",
+                   confidence=0.95, sequential=design)
+    assert text.startswith("sequential design (futility 0.2): of 2 comparisons, ")
+    assert "futile (no difference)" in text.splitlines()[0]
+    runs = {s: sum(r.strategy == s for r in records) for s in PLACEMENTS}
+    for strategy, how in decided.items():  # the analysis' replay stops where the job did
+        if how.startswith("futility after"):
+            assert runs[strategy] == int(how.split()[2])
 
 
 def test_a_tiny_simulation_of_both_designs():
@@ -101,5 +177,22 @@ def test_a_tiny_simulation_of_both_designs():
                     campaigns=2, seed=4)
     fixed, sequential = rates["fixed, two-sided"], rates["sequential"]
     assert fixed["power"] == sequential["power"] == 1.0  # 20% faster: found by both
+    assert sequential["lost"] == sequential["gained"] == 0
     assert sequential["runs"] < fixed["runs"] == 15  # the sequential design stopped early
     assert sequential["false"] == fixed["false"] == 0.0
+    nothing = measure(Condition("H0", cells=2, strategies=3, n=15), campaigns=2, seed=4)
+    assert nothing["sequential"]["runs"] < 0.8 * 15 and nothing["sequential"]["power"] is None
+    # a real campaign's effects, cell by cell: one planted faster strategy, found by both
+    by_cell = measure(Condition("cells", cells=2, strategies=1, n=15, by_cell=({"s1": 0.8}, {})),
+                      campaigns=1, seed=4)
+    assert by_cell["sequential"]["planted"] == 1 == by_cell["sequential"]["found"]
+
+
+def test_the_spread_of_a_campaign_is_its_experiments_median_spread_of_log_times():
+    from pinbench.stats.simulate_sequential import spread_of
+
+    times = {"os": [1.0, math.e, math.e ** 2], "a": [1.0, math.e ** 2, math.e ** 4]}
+    records = [RunRecord("m", "b", 2, s, k, k, True, "", t, "wall", t, t, 0.0, 0, False, True,
+                         "n/a", "", "", 0.0, "", "") for s, ts in times.items()
+               for k, t in enumerate(ts)]
+    assert spread_of(records) == pytest.approx(1.5)  # standard deviations 1 and 2

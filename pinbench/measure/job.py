@@ -24,8 +24,8 @@ rounds and the job may end before ``repetitions`` rounds; resumed, it replays
 the rule on the journaled runs, so it stops where it would have. So does the sequential
 design (``sequential``: :mod:`pinbench.stats.sequential`): after the rounds of each look the
 job decides each comparison with the baseline, drops the experiments that can no longer win
-and stops once every comparison
-left is decided. The looks are not journaled: they follow from the journaled runs, and a
+or whose comparison is futile (it would hardly be decided by the maximum) and stops once
+every comparison left is decided. The looks are not journaled: they follow from the journaled runs, and a
 resumed job (or the analysis) replays them.
 
 The runs are measured under whatever load other processes put on the machine; each run
@@ -623,7 +623,8 @@ class _Sequential:
         settings = job.sequential
         baseline = job.same_as.get(settings["baseline"], settings["baseline"])
         self.cell = Cell(baseline, [s for s in measured if s != baseline], job.repetitions,
-                         settings["alpha"], settings.get("spending", "obf"))
+                         settings["alpha"], settings.get("spending", "obf"),
+                         settings.get("futility", 0.0))
         self.label, self.say = label, say
         self.dropped: set[str] = set()
 

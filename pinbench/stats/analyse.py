@@ -35,9 +35,10 @@ from __future__ import annotations
 import csv
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pinbench.measure.settings import QUIET
 from pinbench.place.symmetry import experiment_key
@@ -47,6 +48,9 @@ from pinbench.results.printed_share import printed_share
 from pinbench.results.rows import columns, read_records
 from pinbench.results.runs import RunRecord, on_metric, read_runs
 from pinbench.topology import Topology
+
+if TYPE_CHECKING:
+    from pinbench.stats.verdicts import Experiment
 
 # The statistics themselves (drift, tables, verdicts: SciPy) are imported by the functions that
 # compute them: the workflow reads FORMAT and the verdicts files at every call.
@@ -130,6 +134,9 @@ class Comparison:
     outcome_report: str
     faster_report: bool | None
     detectable_report: float | None
+    #: the sequential design's: what decided it (a look's crossing, futility, a drop, the
+    #: maximum: :meth:`pinbench.stats.sequential.Cell.decided_by`); "" under the fixed design
+    decided_by: str = ""
 
     @property
     def key(self) -> tuple[str, str, int, str]:
@@ -159,12 +166,14 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     ``report_decision``, :data:`pinbench.stats.decisions.DECISIONS`). ``sequential``: the
     campaign's sequential design (:func:`pinbench.workflow.jobsettings.sequential_design` and
     its ``maximum`` repetitions), whose verdicts replay its looks
-    (:func:`pinbench.stats.sequential.analysis_test`); None: the fixed design. Each verdict
-    names its ``design``.
+    (:func:`pinbench.stats.sequential.analysis_test`; its per-comparison ``alpha``, when not
+    given, alpha over the report's tests as its jobs counted them:
+    :func:`pinbench.stats.verdicts.cell_tests`); None: the fixed design. Each verdict
+    names its ``design``, each comparison what ``decided_by`` it under the sequential one.
     """
     from pinbench.stats.drift import across_jobs, drift
-    from pinbench.stats.sequential import analysis_test
-    from pinbench.stats.verdicts import cell_verdict, report_wide
+    from pinbench.stats.sequential import analysis_test, decided_by
+    from pinbench.stats.verdicts import cell_verdict, experiments, report_wide
 
     trees = topologies or {}
 
@@ -174,6 +183,10 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     jobs: dict[tuple, list[RunRecord]] = defaultdict(list)
     for record in records:
         jobs[(record.machine, record.benchmark, record.threads)].append(record)
+    groups = {cell: experiments(runs, key, order) for cell, runs in jobs.items()}
+    if sequential and "alpha" not in sequential:
+        sequential = sequential | {"alpha": alpha / max(report_tests(groups.values(),
+                                                                     baseline), 1)}
     verdicts, comparisons = [], []
     for (machine, bench, threads), runs in sorted(jobs.items()):
         names = {"machine": machine, "benchmark": bench, "threads": threads}
@@ -182,6 +195,12 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
         row = cell_verdict(runs, baseline, alpha, key, order, test=not implausible,
                            compare=sequential and analysis_test(sequential)) | drift(runs)
         row["design"] = "sequential" if sequential else "fixed"
+        cell = groups[(machine, bench, threads)]
+        base = next((g for g in cell if baseline in g.strategies), None)
+        how = decided_by(sequential, base, [g for g in cell if g is not base]) \
+            if sequential and sequential.get("looks", 0) != 1 and base is not None else {}
+        for comparison in row["comparisons"]:
+            comparison["decided_by"] = how.get(comparison["experiment"], "")
         row["printed_time"] = printed.text() if printed else ""
         row["printed_implausible"] = implausible
         row["noisy_runs"] = sum((r.other_cpu or 0) > quiet_threshold for r in runs)
@@ -190,6 +209,16 @@ def verdict_tables(records: list[RunRecord], baseline: str, alpha: float,
     report_wide(verdicts, comparisons, alpha, decision)
     across_jobs(verdicts, alpha)
     return verdicts, comparisons
+
+
+def report_tests(cells: Iterable[list[Experiment]], baseline: str) -> int:
+    """The report's tests as its sequential jobs counted them
+    (:func:`pinbench.stats.verdicts.cell_tests`), from each cell's experiments
+    (:func:`pinbench.stats.verdicts.experiments`)."""
+    from pinbench.stats.verdicts import cell_tests
+
+    return sum(cell_tests({s: g.name for g in cell for s in g.strategies}, baseline)
+               for cell in cells)
 
 
 def _write_csv(rows: list[dict], columns: list[str], path: Path) -> None:
@@ -233,6 +262,13 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
     for note in reversed(list(dict.fromkeys(v["too_few"] for v in verdicts if v["too_few"]))):
         text = (f"too few runs for the verdicts (the tables below test each strategy alone at "
                 f"{1 - confidence:.2g}): {note}\n\n" + text)
+    if sequential:
+        from pinbench.stats.sequential import decisions_text
+
+        tested = {(c["machine"], c["benchmark"], c["threads"], c["experiment"]): c["decided_by"]
+                  for c in comparisons if c["decided_by"]}
+        text = decisions_text(list(tested.values()), sequential.get("futility", 0.0)) + \
+            "\n\n" + text
     if metric != "time":
         text = (f"metric: {metric} per run (lower is better), not the run time: every test, "
                 "speedup and table below is on it\n\n" + text)

@@ -37,8 +37,29 @@ and dropping can only lower the error (a non-binding futility rule).
 **Dropping (racing, as F-race).** At a look, an experiment that the baseline, or the one
 with the smallest median run time, beats at the report's first level (two-sided,
 alpha / m_report) is dropped: it can no longer be the best. It is not measured again and
-its comparison keeps the looks it reached. A cell stops when every experiment left is
-decided against the baseline, or at its maximum.
+its comparison keeps the looks it reached.
+
+**Futility (stochastic curtailment).** Most comparisons of a campaign have no effect, and
+nothing above would stop them before the maximum. At each look but the last, a comparison
+not yet decided whose **predictive power** is below ``futility`` (gamma) stops as "no
+difference" (outcome none) and its experiment is no longer measured. The predictive power is
+the probability, averaged over the effects the runs so far leave plausible (a flat prior),
+that the comparison would cross the last look's boundary c_K at the maximum: with Z_j the
+look's z-statistic of its more favourable side at information fraction t,
+PP = Phi((Z_j - c_K sqrt t) / sqrt(1 - t)) (Spiegelhalter, Freedman and Blackburn,
+"Monitoring clinical trials: conditional or predictive power?", Controlled Clinical Trials
+7, 1986; Jennison and Turnbull ch. 10, stochastic curtailment; the conditional power of Lan,
+Simon and Halperin, "Stochastically curtailed tests in long-term clinical trials",
+Sequential Analysis 1, 1982, under the current trend stops more often early and costs more
+power at the same gamma: docs/statistics.md). Had the cell gone on, the fixed design would also have said none with
+probability about 1 - gamma. The rule is **non-binding**: the efficacy boundaries are computed
+without it (as if no comparison ever stopped for futility), and a stop for futility only
+takes away chances to cross, so the error over the report stays at most alpha whatever
+gamma (Jennison and Turnbull ch. 10: a curtailment rule that is not binding leaves the type I
+error of the boundaries as computed; the same holds under Holm's graph, Maurer and
+Bretz above). Futility costs power instead, which the simulation measures. A cell stops when
+every experiment left is decided (faster or slower), dropped or stopped for futility, or at
+its maximum.
 
 ``python -m pinbench.stats.simulate_sequential`` measures both designs' error rates, power
 and runs (docs/statistics.md).
@@ -69,6 +90,9 @@ _LEVELS = np.logspace(-12, math.log10(0.5), 61)
 _PER_UNIT, _LOW, _HIGH = 16, -9.0, 12.0
 #: The most random relabellings of one test at a look (its smallest p-value: 1 / this).
 MAX_DRAWS = 1_000_000
+#: The default futility threshold gamma on the predictive power (the campaign's
+#: ``futility``), chosen by the simulation (docs/statistics.md).
+FUTILITY = 0.01
 
 
 def spent(t: float, alpha: float, spending: str = "obf") -> float:
@@ -187,6 +211,18 @@ def sequential_p(p_values: Sequence[float], fractions: tuple[float, ...],
     return min(1.0, 2 * best)
 
 
+def predictive_power(z: float, t: float, final: float) -> float:
+    """The predictive power (flat prior) of a one-sided test at information fraction ``t``
+    with z-statistic ``z`` to cross ``final``, the boundary at t = 1 (see the module's text).
+
+    >>> round(predictive_power(0.0, 0.5, 1.96), 4), round(predictive_power(1.96, 0.25, 1.96), 4)
+    (0.025, 0.8711)
+    """
+    if t >= 1:
+        return float(z >= final)
+    return float(stats.norm.cdf((z - final * math.sqrt(t)) / math.sqrt(1 - t)))
+
+
 def fractions_of(rounds: Sequence[int], maximum: int) -> tuple[float, ...]:
     """Information fractions of looks after ``rounds`` of a design of ``maximum`` rounds."""
     return tuple(r / maximum for r in rounds)
@@ -200,6 +236,8 @@ class Comparison:
     slower: list[float] = field(default_factory=list)  #: slower side
     decided: str = ""  #: "faster", "slower" or "" (not yet)
     dropped: str = ""  #: why it was dropped, in words ("" while measured)
+    futile: bool = False  #: stopped for futility (dropped, outcome none)
+    at: int = 0  #: the rounds of the look that decided or dropped it (0: none did)
 
     def p(self, fractions: tuple[float, ...], spending: str) -> tuple[float, float]:
         """The sequential p-values (two-sided convention) of being faster and slower."""
@@ -241,6 +279,7 @@ class Cell:
     maximum: int  #: the design's maximum rounds (``repetitions``)
     alpha: float  #: the level each comparison is decided at: alpha / m_report
     spending: str = "obf"
+    futility: float = 0.0  #: gamma: stop a comparison whose predictive power is below it
     comparisons: dict[str, Comparison] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -265,15 +304,20 @@ class Cell:
         base = times[self.baseline]
         remaining = self.measured[1:]
         level = nominal(self.fractions, self.alpha / 2, self.spending)[at]
+        tested = set()
         for name in remaining:
             comparison = self.comparisons[name]
-            faster, slower = sides(base, times[name], draws_for(level)) \
-                if min(len(base), len(times[name])) >= MIN_N else (1.0, 1.0)
+            if min(len(base), len(times[name])) >= MIN_N:
+                faster, slower = sides(base, times[name], draws_for(level))
+                tested.add(name)
+            else:
+                faster, slower = 1.0, 1.0
             comparison.faster.append(faster)
             comparison.slower.append(slower)
             p_faster, p_slower = comparison.p(self.fractions, self.spending)
             if not comparison.decided and min(p_faster, p_slower) <= self.alpha:
                 comparison.decided = "faster" if p_faster <= p_slower else "slower"
+                comparison.at = rounds
                 lines.append(f"{name} {comparison.decided} than {self.baseline} "
                              f"(sequential p {min(p_faster, p_slower):.2g} <= {self.alpha:.2g})")
         medians = {e: float(np.median(times[e])) for e in [self.baseline, *remaining]
@@ -286,31 +330,94 @@ class Cell:
             elif name != best and best != self.baseline and name in medians and \
                     sides(times[name], times[best], draws_for(level))[0] <= level:
                 comparison.dropped = f"cannot beat {best}"
+            elif not comparison.decided and name in tested and rounds < self.maximum:
+                chance = self.predictive(comparison, at)
+                if chance < self.futility:
+                    comparison.futile = True
+                    comparison.dropped = (f"futile, no difference expected (predictive power "
+                                          f"{chance:.2%} < {self.futility:.2%})")
             if comparison.dropped:
+                comparison.at = comparison.at or rounds
                 lines.append(f"{name} dropped: {comparison.dropped}")
         return lines
+
+    def predictive(self, comparison: Comparison, at: int) -> float:
+        """The predictive power of ``comparison`` at look ``at`` (its more favourable side:
+        :func:`predictive_power`) to cross the last look's boundary."""
+        final = boundaries(self.fractions, self.alpha / 2, self.spending)[-1]
+        z = float(stats.norm.isf(min(comparison.faster[at], comparison.slower[at])))
+        return predictive_power(z, self.fractions[at], final)
+
+    def decided_by(self, name: str) -> str:
+        """How the design decided experiment ``name``'s comparison, in words."""
+        c = self.comparisons[name]
+        if c.futile:
+            return f"futility after {c.at} rounds"
+        if c.decided:
+            return f"{c.decided} after {c.at} rounds"
+        if c.dropped:
+            return f"dropped after {c.at} rounds: {c.dropped}"
+        return f"the maximum ({self.maximum} rounds)"
 
     def done(self) -> bool:
         """Whether every experiment still measured is decided against the baseline."""
         return all(self.comparisons[e].decided for e in self.measured[1:])
 
 
-def stopping_rounds(baseline: str, times: dict[str, list[float]], maximum: int, alpha: float
-                    ) -> dict[str, int]:
-    """The rounds each experiment of a cell runs under the job's rule (:class:`Cell`), from
-    every experiment's run times of all ``maximum`` rounds in round order (a simulation, or a
-    fixed-design campaign replayed)."""
-    cell = Cell(baseline, [s for s in times if s != baseline], maximum, alpha)
-    done = dict.fromkeys(times, maximum)
+def decisions_text(decided: list[str], futility: float) -> str:
+    """One line on what decided a report's comparisons under the sequential design, from
+    each one's :meth:`Cell.decided_by`.
+
+    >>> decisions_text(["futility after 14 rounds", "faster after 7 rounds",
+    ...                 "the maximum (35 rounds)", "futility after 21 rounds"], 0.01)[35:]
+    'of 4 comparisons, 1 decided before the maximum, 2 futile (no difference), 1 ran to the maximum'
+    """
+    kinds = {"decided before the maximum": 0, "futile (no difference)": 0, "dropped": 0,
+             "ran to the maximum": 0}
+    for how in decided:
+        kind = "futile (no difference)" if how.startswith("futility") else \
+            "dropped" if how.startswith("dropped") else \
+            "ran to the maximum" if how.startswith("the maximum") else "decided before the maximum"
+        kinds[kind] += 1
+    said = ", ".join(f"{count} {kind}" for kind, count in kinds.items() if count)
+    return f"sequential design (futility {futility:g}): of {len(decided)} comparisons, {said}"
+
+
+def run_rule(cell: Cell, upto: Callable[[str, int], list[float]]) -> dict[str, int]:
+    """The job's rule on ``cell`` (looks at each of its looks but the last, till it is
+    done), ``upto(s, n)`` giving experiment s's run times of the rounds before n: the rounds
+    each experiment runs."""
+    done = dict.fromkeys([cell.baseline, *cell.experiments], cell.maximum)
     for n in cell.rounds[:-1]:
         measured = cell.measured
-        cell.look(n, {s: times[s][:n] for s in measured})
+        cell.look(n, {s: upto(s, n) for s in measured})
         for s in measured[1:]:
             if cell.comparisons[s].dropped:
                 done[s] = n
         if cell.done():
-            return {s: min(done[s], n) for s in times}
+            return {s: min(done[s], n) for s in done}
     return done
+
+
+def stopping_rounds(baseline: str, times: dict[str, list[float]], maximum: int, alpha: float,
+                    futility: float = 0.0) -> dict[str, int]:
+    """The rounds each experiment of a cell runs under the job's rule (:class:`Cell`), from
+    every experiment's run times of all ``maximum`` rounds in round order (a simulation, or a
+    fixed-design campaign replayed)."""
+    cell = Cell(baseline, [s for s in times if s != baseline], maximum, alpha,
+                futility=futility)
+    return run_rule(cell, lambda s, n: times[s][:n])
+
+
+def decided_by(design: dict, base: Experiment, others: list[Experiment]) -> dict[str, str]:
+    """How the sequential ``design`` (as :func:`analysis_test`'s) decided each of ``others``'
+    comparisons with ``base`` (:meth:`Cell.decided_by`), its job's looks replayed on the runs
+    of the rounds before each."""
+    cell = Cell(base.name, [g.name for g in others], design["maximum"], design["alpha"],
+                design.get("spending", "obf"), design.get("futility", 0.0))
+    runs = {g.name: g for g in [base, *others]}
+    run_rule(cell, lambda s, n: [t for t, r in zip(runs[s].times, runs[s].rounds) if r < n])
+    return {g.name: cell.decided_by(g.name) for g in others}
 
 
 def analysis_test(design: dict) -> Callable[[Experiment, Experiment], float]:

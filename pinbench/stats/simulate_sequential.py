@@ -1,6 +1,7 @@
 """Error rates, power and runs of the sequential design against the fixed one, by simulation.
 
-``python -m pinbench.stats.simulate_sequential [--grid small|full] [--processes P]``.
+``python -m pinbench.stats.simulate_sequential [--grid small|full] [--spread S]
+[--futility GAMMA] [--processes P]``.
 
 The same shape as :mod:`pinbench.stats.simulate`: a simulated campaign is ``cells``
 measurement jobs of a baseline and ``strategies`` others, run times
@@ -13,15 +14,19 @@ twice from the same stream of noise:
   sequential design's test at one look (two-sided with a sign, each side at alpha / 2:
   ``fixed, two-sided``), the like-for-like comparison;
 - **sequential**: the job's rule (:func:`pinbench.stats.sequential.stopping_rounds`: looks every
-  n / 5 rounds, O'Brien-Fleming-type spending at alpha / m_report per comparison, drops),
-  then the analysis' replay of its looks (:func:`pinbench.stats.sequential.analysis_test`)
-  with Holm over the report.
+  n / 5 rounds, O'Brien-Fleming-type spending at alpha / m_report per comparison, drops, stops
+  for futility below the predictive power ``--futility``), then the analysis' replay of its
+  looks (:func:`pinbench.stats.sequential.analysis_test`) with Holm over the report.
 
 Printed per condition and design: the share of campaigns whose report-wide decision names
 a strategy faster that is not (the family-wise error over the report, a planted slower one
-included), the share of planted faster strategies found report-wide (power), and the runs
-per strategy and cell, each share with its Wilson interval
-(:func:`pinbench.stats.proportion.wilson_interval`). docs/statistics.md records the figures.
+included), the share of planted faster strategies found report-wide (power), each with its
+Wilson interval (:func:`pinbench.stats.proportion.wilson_interval`), the runs per cell and
+the fixed design's runs over the design's (the factor), and, for the sequential design, how
+many planted faster strategies the fixed design found and it did not (and the reverse: the
+two designs see the same noise, so these are the power it lost and gained).
+``--spread`` sets the noise (the spread of the log run times; a real campaign's:
+:func:`spread_of`). docs/statistics.md records the figures.
 """
 from __future__ import annotations
 
@@ -35,7 +40,7 @@ import numpy as np
 from pinbench.results.runs import RunRecord
 from pinbench.stats.analyse import verdict_tables
 from pinbench.stats.proportion import wilson_interval
-from pinbench.stats.sequential import look_rounds, stopping_rounds
+from pinbench.stats.sequential import FUTILITY, look_rounds, stopping_rounds
 from pinbench.stats.simulate import BASELINE, _record
 
 DESIGNS = ("fixed, one-sided", "fixed, two-sided", "sequential")
@@ -50,17 +55,27 @@ class Condition:
     strategies: int = 4  #: besides the baseline
     n: int = 35  #: repetitions: the fixed design's, the sequential design's maximum
     spread: float = 0.05  #: spread of the log run times
-    #: planted strategy -> its run time over the baseline's (< 1: faster)
+    #: planted strategy -> its run time over the baseline's (< 1: faster), in every cell
     planted: dict[str, float] = field(default_factory=dict)
+    #: per cell, its own planted strategies (a real campaign's effects); () : ``planted``
+    by_cell: tuple[dict[str, float], ...] = ()
 
     @property
     def names(self) -> list[str]:
         return [f"s{k}" for k in range(1, self.strategies + 1)]
 
+    def effects(self, cell: int) -> dict[str, float]:
+        """The planted strategies of ``cell``."""
+        return self.by_cell[cell] if self.by_cell else self.planted
 
-def _times(condition: Condition, rng: np.random.Generator) -> dict[str, list[float]]:
+    def faster(self, cell: int) -> set[str]:
+        """The strategies planted faster in ``cell``."""
+        return {s for s, f in self.effects(cell).items() if f < 1}
+
+
+def _times(condition: Condition, rng: np.random.Generator, cell: int) -> dict[str, list[float]]:
     """Every strategy's ``n`` run times of one cell, in round order."""
-    return {s: list(condition.planted.get(s, 1.0)
+    return {s: list(condition.effects(cell).get(s, 1.0)
                     * np.exp(condition.spread * rng.standard_normal(condition.n)))
             for s in [BASELINE, *condition.names]}
 
@@ -73,42 +88,49 @@ def _records(bench: str, times: dict[str, list[float]], rounds: dict[str, int]
             for k, s in enumerate(times) for r in range(rounds[s])]
 
 
-def one_campaign(condition: Condition, alpha: float, seed: int) -> dict[str, tuple]:
-    """(false claims, planted found, runs) of each design on one simulated campaign."""
+def one_campaign(condition: Condition, alpha: float, seed: int, futility: float = FUTILITY
+                 ) -> dict[str, tuple]:
+    """(false claims, planted faster strategies found, runs per strategy and cell, the
+    planted ones found by name) of each design on one simulated campaign."""
     rng = np.random.default_rng(seed)
     level = alpha / (condition.cells * condition.strategies)
     fixed, sequential = [], []
     for cell in range(condition.cells):
-        times = _times(condition, rng)
+        times = _times(condition, rng, cell)
         fixed += _records(f"b{cell}", times, dict.fromkeys(times, condition.n))
         sequential += _records(f"b{cell}", times, stopping_rounds(BASELINE, times, condition.n,
-                                                                     level))
-    design = {"baseline": BASELINE, "alpha": level, "maximum": condition.n}
+                                                                     level, futility))
+    design = {"baseline": BASELINE, "alpha": level, "maximum": condition.n,
+              "futility": futility}
     order = [BASELINE, *condition.names]
-    faster = {s for s, f in condition.planted.items() if f < 1}
+    faster = {f"b{cell}": condition.faster(cell) for cell in range(condition.cells)}
     out = {}
     for name, records, settings in (("fixed, one-sided", fixed, None),
                                     ("fixed, two-sided", fixed, design | {"looks": 1}),
                                     ("sequential", sequential, design)):
         _, comparisons = verdict_tables(records, BASELINE, alpha, order=order,
                                         sequential=settings)
-        false = any(c["faster_report"] and c["experiment"] not in faster for c in comparisons)
-        found = sum(c["faster_report"] for c in comparisons if c["experiment"] in faster)
-        out[name] = (false, found, len(records) / (condition.cells * (condition.strategies + 1)))
+        false = any(c["faster_report"] and c["experiment"] not in faster[c["benchmark"]]
+                    for c in comparisons)
+        found = {(c["benchmark"], c["experiment"]) for c in comparisons
+                 if c["faster_report"] and c["experiment"] in faster[c["benchmark"]]}
+        out[name] = (false, len(found),
+                     len(records) / (condition.cells * (condition.strategies + 1)), found)
     return out
 
 
 def measure(condition: Condition, campaigns: int, alpha: float = 0.05, seed: int = 1,
-            processes: int = 1) -> dict[str, dict]:
+            processes: int = 1, futility: float = FUTILITY) -> dict[str, dict]:
     """Per design: ``false`` (share of campaigns with a false claim report-wide), ``power``
     (share of planted faster strategies found report-wide; None when none is planted),
-    ``runs`` (mean runs per strategy and cell), with the counts behind them; ``processes``:
-    campaigns simulated side by side."""
+    ``runs`` (mean runs per strategy and cell), ``lost`` and ``gained`` (planted faster
+    strategies the fixed design, two-sided, found and this one did not, and the reverse),
+    with the counts behind them; ``processes``: campaigns simulated side by side."""
     seeds = [seed * 100_003 + k for k in range(campaigns)]
     with ProcessPoolExecutor(processes) if processes > 1 else _Serial() as pool:
         results = list(pool.map(one_campaign, [condition] * campaigns, [alpha] * campaigns,
-                                seeds))
-    planted = sum(f < 1 for f in condition.planted.values()) * condition.cells * campaigns
+                                seeds, [futility] * campaigns))
+    planted = sum(len(condition.faster(cell)) for cell in range(condition.cells)) * campaigns
     rates = {}
     for design in DESIGNS:
         false = sum(r[design][0] for r in results)
@@ -116,7 +138,11 @@ def measure(condition: Condition, campaigns: int, alpha: float = 0.05, seed: int
         rates[design] = {"false": false / campaigns, "false_count": false,
                          "power": found / planted if planted else None, "found": found,
                          "planted": planted, "campaigns": campaigns,
-                         "runs": float(np.mean([r[design][2] for r in results]))}
+                         "runs": float(np.mean([r[design][2] for r in results])),
+                         "lost": sum(len(r["fixed, two-sided"][3] - r[design][3])
+                                     for r in results),
+                         "gained": sum(len(r[design][3] - r["fixed, two-sided"][3])
+                                       for r in results)}
     return rates
 
 
@@ -134,16 +160,30 @@ class _Serial:
         return map(function, *arguments)
 
 
-def grid(name: str) -> list[tuple[Condition, int]]:
-    """The conditions and how many campaigns each: ``small`` (2.5 minutes with two
-    processes), ``full`` (35 minutes with two, on the loaded 2-core VM)."""
+def grid(name: str, spread: float = Condition.spread) -> list[tuple[Condition, int]]:
+    """The conditions and how many campaigns each: ``small`` (a few minutes with two
+    processes), ``full`` (about half an hour with two, on the loaded 2-core VM)."""
     campaigns = 40 if name == "full" else 8
-    return [(Condition("H0: nothing differs"), 4 * campaigns),
-            (Condition("s1 2% faster", planted={"s1": 0.98}), campaigns),
-            (Condition("s1 5% faster", planted={"s1": 0.95}), campaigns),
-            (Condition("s1 10% faster", planted={"s1": 0.90}), campaigns),
-            (Condition("partial: s1 10% faster, s2 5% slower",
-                       planted={"s1": 0.90, "s2": 1.05}), campaigns)]
+
+    def condition(label: str, **planted: float) -> Condition:
+        return Condition(label, spread=spread, planted=planted)
+    return [(condition("H0: nothing differs"), 4 * campaigns),
+            (condition("s1 2% faster", s1=0.98), campaigns),
+            (condition("s1 5% faster", s1=0.95), campaigns),
+            (condition("s1 10% faster", s1=0.90), campaigns),
+            (condition("partial: s1 10% faster, s2 5% slower", s1=0.90, s2=1.05), campaigns),
+            (condition("partial: s1 5% faster, s2 2% faster", s1=0.95, s2=0.98), campaigns)]
+
+
+def spread_of(records: list[RunRecord]) -> float:
+    """The noise of a campaign's runs as :class:`Condition` has it: the median, over its
+    cells' experiments, of the standard deviation of the log run times (successful runs)."""
+    groups: dict[tuple, list[float]] = {}
+    for r in records:
+        if r.counts:
+            groups.setdefault((r.machine, r.benchmark, r.threads, r.strategy), []).append(
+                math.log(r.time_s))
+    return float(np.median([np.std(v, ddof=1) for v in groups.values() if len(v) >= 3]))
 
 
 def _share(count: int, total: int) -> str:
@@ -158,20 +198,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grid", choices=("small", "full"), default="full")
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--spread", type=float, default=Condition.spread,
+                        help="the spread of the log run times (default %(default)s)")
+    parser.add_argument("--futility", type=float, default=FUTILITY,
+                        help="the sequential design's futility threshold (default %(default)s)")
     parser.add_argument("--processes", type=int, default=1)
     args = parser.parse_args(argv)
-    first = grid(args.grid)[0][0]
+    conditions = grid(args.grid, args.spread)
+    first = conditions[0][0]
     print(f"# {args.grid} grid, alpha = {args.alpha}: {first.cells} cells x {first.strategies} "
-          f"strategies and a baseline, spread {first.spread:.0%}, n = {first.n} (the sequential "
-          f"design's maximum; looks after rounds {look_rounds(first.n)})")
+          f"strategies and a baseline, spread {first.spread:.1%}, n = {first.n} (the sequential "
+          f"design's maximum; looks after rounds {look_rounds(first.n)}), futility "
+          f"{args.futility}")
     print("condition | design | campaigns with a false claim report-wide | planted found "
-          "report-wide | runs per strategy and cell")
-    for k, (condition, campaigns) in enumerate(grid(args.grid)):
-        rates = measure(condition, campaigns, args.alpha, args.seed + k, args.processes)
+          "report-wide | runs per cell | factor vs fixed | found by fixed (two-sided) only / "
+          "by this one only")
+    for k, (condition, campaigns) in enumerate(conditions):
+        rates = measure(condition, campaigns, args.alpha, args.seed + k, args.processes,
+                        args.futility)
+        fixed = rates["fixed, two-sided"]["runs"]
         for design, r in rates.items():
             power = _share(r["found"], r["planted"]) if r["planted"] else "-"
             print(f"{condition.name} | {design} | {_share(r['false_count'], campaigns)} | "
-                  f"{power} | {r['runs']:.1f}", flush=True)
+                  f"{power} | {r['runs'] * (first.strategies + 1):.1f} | "
+                  f"{fixed / r['runs']:.2f} | {r['lost']} / {r['gained']}", flush=True)
     return 0
 
 

@@ -46,7 +46,7 @@ winner in k of n cells" may say.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -117,6 +117,21 @@ def experiments(records: list[RunRecord], key: PlacementKey,
             by_strategy[record.strategy].times.append(record.time_s)
             by_strategy[record.strategy].rounds.append(record.repetition)
     return list(groups.values())
+
+
+def cell_tests(same_as: Mapping[str, str], baseline: str) -> int:
+    """The tests one cell adds to the report-wide decision (:func:`report_wide`): its
+    experiments but the baseline's, from ``same_as``, each of the cell's strategies -> the
+    experiment it ran (the first strategy of its group). The sequential design's jobs count
+    the report's tests so before measuring (from the cells' placements:
+    :func:`pinbench.workflow.jobsettings.report_tests`), the analysis from the runs.
+
+    >>> cell_tests({"os": "os", "compact": "compact", "scatter": "compact",
+    ...             "random": "random"}, "os")
+    2
+    """
+    return len(set(same_as.values()) - {same_as.get(baseline, baseline)}) \
+        if baseline in same_as else 0
 
 
 def _coincide(groups: list[Experiment], base: Experiment | None) -> bool:

@@ -39,12 +39,13 @@ def same_experiments(strategies: list[str], placements: dict[str, Placement],
 def job_settings(config: dict, machine: str, bench: str, threads: int, binary: str,
                  thread_counts: tuple[int, ...] = (),
                  same_as: dict[str, str] | None = None,
-                 strategies: list[str] | None = None, report_tests: int = 0) -> JobSettings:
+                 strategies: list[str] | None = None, report_tests: int | None = None
+                 ) -> JobSettings:
     """The settings of the measurement job of ``bench`` with ``threads`` threads on
     ``machine`` (``thread_counts``: the machine's; with ``explain``, T_1 is measured by the
     job only when 1 is not among them; ``same_as``: :func:`same_experiments`; ``strategies``:
     those it measures, default the campaign's; ``report_tests``: the report's, for the
-    sequential design)."""
+    sequential design: :func:`report_tests`)."""
     entry = config["benchmarks"][bench]
     explain = None if not config["explain"] else Explain(
         repetitions=config["explain"]["repetitions"],
@@ -68,25 +69,48 @@ def job_settings(config: dict, machine: str, bench: str, threads: int, binary: s
         explain=explain, cwd=entry.get("cwd"), verify=entry["verify"])
 
 
-def sequential_design(config: dict, report_tests: int, maximum: bool = False) -> dict | None:
+def sequential_design(config: dict, report_tests: int | None = None, maximum: bool = False
+                      ) -> dict | None:
     """The job's sequential design (:mod:`pinbench.stats.sequential`), None for the fixed
     one: each comparison decided at alpha over the report's ``report_tests`` tests (its first
-    Holm level: :func:`pinbench.workflow.campaign.report_tests`); ``maximum``: with the
+    Holm level: :func:`report_tests`; None: left to the analysis, which counts them from the
+    runs), stopped for futility below the campaign's ``futility``; ``maximum``: with the
     design's ``maximum`` rounds too (the analysis')."""
     if config["design"] != "sequential":
         return None
-    if report_tests < 1:
+    if report_tests is not None and report_tests < 1:
         raise ValueError("the sequential design needs the report's number of tests")
     return {"baseline": config["baseline"], "spending": "obf",
-            "alpha": (1 - config["confidence"]) / max(report_tests, 1)} | (
+            "futility": config["futility"]} | (
+                {"alpha": (1 - config["confidence"]) / report_tests}
+                if report_tests is not None else {}) | (
                 {"maximum": config["repetitions"]} if maximum else {})
+
+
+def report_tests(config: dict, cells: list[tuple[list[str], str]]) -> int:
+    """The tests of the report-wide decision, as the analysis counts them
+    (:func:`pinbench.stats.verdicts.cell_tests`), before measuring: every measured
+    cell's experiments but the baseline's, from ``cells``, each cell's placement files and
+    its machine's topology file (strategies left out of a cell are not measured)."""
+    from pinbench.stats.verdicts import cell_tests  # NumPy: only for this design
+
+    tests = 0
+    for files, topology_xml in cells:
+        placements = {placement.strategy: placement for placement in map(read_placement, files)}
+        measured = [s for s in config["strategies"] if not placements[s].left_out]
+        same = same_experiments(measured, placements, topology_xml)
+        tests += cell_tests({s: same.get(s, s) for s in measured}, config["baseline"])
+    return tests
 
 
 def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,
                  placement_files: list[str], topology_xml: str,
-                 thread_counts: tuple[int, ...] = (), report_tests: int = 0) -> str:
+                 thread_counts: tuple[int, ...] = (),
+                 report_cells: list[tuple[list[str], str]] = ()) -> str:
     """The job's settings (:func:`job_settings`, the strategies that are one experiment read
-    from its placement files) as the JSON that ``python -m pinbench.measure --spec`` reads.
+    from its placement files) as the JSON that ``python -m pinbench.measure --spec`` reads
+    (``report_cells``: every measured cell's placement files and topology, the sequential
+    design's: :func:`report_tests`).
     A strategy left out of the cell (its trace failed: :attr:`Placement.left_out`) is not
     measured. The OMPT tool is added at run time (:func:`with_ompt_tool`)."""
     placements = {placement.strategy: placement
@@ -94,7 +118,8 @@ def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: s
     measured = [s for s in config["strategies"] if not placements[s].left_out]
     return _text(job_settings(
         config, machine, bench, threads, binary, thread_counts,
-        same_experiments(measured, placements, topology_xml), measured, report_tests))
+        same_experiments(measured, placements, topology_xml), measured,
+        report_tests(config, list(report_cells)) if config["design"] == "sequential" else None))
 
 
 def with_ompt_tool(spec: str, machine: campaign.Machine, say=events.tell) -> str:

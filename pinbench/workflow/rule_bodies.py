@@ -160,15 +160,15 @@ def runs_table(job_tables, table: str, summary: str) -> str:
     return text
 
 
-def analyse_options(config: dict, report_tests: int = 0) -> dict:
+def analyse_options(config: dict) -> dict:
     """The campaign settings the analyse rule passes to ``pinbench.stats.analyse.analyse``
-    (``report_tests``: :func:`pinbench.workflow.campaign.report_tests`)."""
+    (the sequential design's tests are counted from the runs, as its jobs counted them)."""
     return {"campaign": config["campaign"], "baseline": config["baseline"],
             "confidence": config["confidence"], "benchmark_weights": config["weights"],
             "seed": config["seed"], "order": config["strategies"],
             "quiet_threshold": config["quiet"]["threshold"], "metric": config["metric"],
             "report_decision": config["report_decision"],
-            "sequential": jobsettings.sequential_design(config, report_tests, maximum=True),
+            "sequential": jobsettings.sequential_design(config, maximum=True),
             "time_shares": {name: bench["time_share_expected"]
                             for name, bench in config["benchmarks"].items()
                             if "time_share_expected" in bench}}

@@ -68,11 +68,10 @@ def trace(config: dict, bench: str, threads: int, binary: str) -> str:
 
 
 def measure(config: dict, machine: str, bench: str, threads: int, binary: str,
-            thread_counts: tuple[int, ...], report_tests: int = 0) -> str:
+            thread_counts: tuple[int, ...]) -> str:
     """The measure rule's: the job's settings (:func:`pinbench.workflow.jobsettings.job_settings`)
     but those of :data:`NOT_MEASURED`."""
-    settings = jobsettings.job_settings(config, machine, bench, threads, binary, thread_counts,
-                                        report_tests=report_tests)
+    settings = jobsettings.job_settings(config, machine, bench, threads, binary, thread_counts)
     where = os.path.abspath(binary)
     explain = settings.explain and dataclasses.replace(
         settings.explain, t1_argv=located(settings.explain.t1_argv, where),

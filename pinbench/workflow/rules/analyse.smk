@@ -22,7 +22,7 @@ rule analyse:
     output:
         **{kind: LAYOUT.stats(kind) for kind in STATS_FILES},
     params:
-        options=lambda wildcards: rule_bodies.analyse_options(config, REPORT_TESTS),
+        options=lambda wildcards: rule_bodies.analyse_options(config),
         format=stats_analysis.FORMAT,
     log:
         LAYOUT.log(None, "analyse"),

@@ -73,8 +73,6 @@ PLACES = places.places(MACHINES.values())
 LAYOUT = Layout.of(config["campaign"])
 PY = shlex.quote(sys.executable)
 MEASURED = [m for m in MACHINES.values() if m.measure]
-# the tests of the whole report: the sequential design's jobs decide at alpha over them
-REPORT_TESTS = campaign.report_tests(config, MACHINES)
 PLANNED = [m for m in MACHINES.values() if not m.measure]
 LEFT_OUT |= optional.left_out(config, MACHINES.values())
 for part in LEFT_OUT.values():  # said in the closing lines too
@@ -123,6 +121,20 @@ def cell_placements(machine, bench, n):
 def placement_files(wildcards):
     """The placement files a measurement job reads."""
     return cell_placements(wildcards.machine, wildcards.bench, wildcards.n)
+
+
+def report_cells():
+    """Every measured cell's placement files and topology file: the sequential design's jobs
+    count the report's tests from them (jobsettings.report_tests)."""
+    if config["design"] != "sequential":
+        return []
+    return [(cell_placements(m, b, n), LAYOUT.topology(m)) for m, b, n in measure_jobs()]
+
+
+def report_placements(wildcards):
+    """The placement files of every measured cell, when a measurement job counts the
+    report's tests (the sequential design)."""
+    return [path for files, _ in report_cells() for path in files]
 
 
 def build_sources(wildcards):

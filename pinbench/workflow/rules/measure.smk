@@ -12,6 +12,7 @@ for place in PLACES:
             binary=LAYOUT.binary("{machine}", "{bench}"),
             placements=placement_files,
             topology=LAYOUT.topology("{machine}"),
+            report=report_placements,
         output:
             runs=LAYOUT.runs("{machine}", "{bench}", "{n}"),
             **EXPLAINED_OUTPUT,
@@ -30,7 +31,7 @@ for place in PLACES:
                 input.placements,
                 input.topology,
                 MACHINES[wildcards.machine].threads,
-                REPORT_TESTS,
+                report_cells(),
             ),
             settings=lambda wildcards: rule_settings.measure(
                 config,
@@ -39,7 +40,6 @@ for place in PLACES:
                 int(wildcards.n),
                 LAYOUT.binary(wildcards.machine, wildcards.bench),
                 MACHINES[wildcards.machine].threads,
-                REPORT_TESTS,
             ),
             explained=explained_option,
             command=lambda wildcards, input: jobsettings.run_command(
