@@ -1,0 +1,116 @@
+"""Misbehaviours of a program, combined at random (issue 40): what ``tests/data/misbehave.c``
+is told to do in one run, and what the run's record must then say.
+
+One generator for the fuzz test of the measuring path (``tests/test_fuzz_measure.py``, through
+hypothesis) and for ``perf/fault_injection.py`` (through a seeded :class:`random.Random`):
+:func:`drawn` takes the chooser, so both draw from the same choices. The measuring process
+never imports this module.
+"""
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The program's source (built with OpenMP by the test or the script).
+SOURCE = Path(__file__).resolve().parent / "data" / "misbehave.c"
+#: The time setting of the runs: the issue's regex; ``match`` is drawn.
+TIME_REGEX = r"elapsed: (\S+)"
+#: Printed times (bytes, any) and whether a run can take each as its time.
+PRINTED = {
+    b"0.0125": True, b"1,234.5": True, b"1e-320": True, b"7": True,
+    b"nan": False, b"inf": False, b"-inf": False, b"-0": False, b"0": False,
+    b"1e308": False, b"1e400": False, b"0e999": False, b"1e" + b"9" * 5000: False,
+    b"1" * 3000: False, b"": False, b"\xff\xfe": False, b"0.5\xff": False,
+    b"1.5\x1b[2J": False, b"0.25\x00": False, b"12,34": False,
+}
+#: Signals whose default action ends the program without a core file.
+SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGUSR1, signal.SIGHUP)
+#: The choices of each misbehaviour, the harmless one first (hypothesis shrinks to it) and
+#: repeated, so that each run meets a few misbehaviours, not all at once.
+CHOICES: dict[str, Sequence] = {
+    "time": [b"0.0125"] * 3 + list(PRINTED),
+    "times": [1, 1, 1, 0, 3],  # how many time lines (0: missing; 3: several matches)
+    "match": ["first", "first", "last", "sum"],
+    "stream": [1, 1, 1, 2],  # the time line on stdout (1) or stderr (2)
+    "exit": [0] * 6 + [1, 3, 255],
+    "signal": [0] * 9 + list(SIGNALS),
+    "validate": [1] * 6 + [0],
+    "child": [0] * 5 + [1],
+    "stop": [""] * 20 + ["launcher", "launcher-tstp", "self", "self-tstp"],
+    "sleep": [0] * 15 + [1],  # 1: sleeps past the run's timeout
+    "rebind": [0] * 4 + [1],
+    "flood": [0] * 5 + [2 << 20],  # 2 MiB on stdout: more than the MiB kept
+    "binary": [0] * 4 + [1],
+}
+
+
+@dataclass(frozen=True)
+class Misbehaviour:
+    """What the program does in a run (the fields of :data:`CHOICES`)."""
+
+    time: bytes = b"0.0125"
+    times: int = 1
+    match: str = "first"
+    stream: int = 1
+    exit: int = 0
+    signal: int = 0
+    validate: int = 1
+    child: int = 0
+    stop: str = ""
+    sleep: int = 0
+    rebind: int = 0
+    flood: int = 0
+    binary: int = 0
+
+    @property
+    def waits(self) -> bool:
+        """Whether the run lasts until its timeout (it sleeps, or it or its launcher stops)."""
+        return bool(self.sleep or self.stop)
+
+    def words(self, timeout_s: float) -> list[str]:
+        """The program's arguments (``misbehave.c``), sleeping past ``timeout_s`` if it sleeps."""
+        words = [f"time={self.time.hex()}", f"times={self.times}", f"stream={self.stream}",
+                 f"exit={self.exit}", f"validate={self.validate}", f"child={self.child}",
+                 f"rebind={self.rebind}", f"flood={self.flood}", f"binary={self.binary}"]
+        if self.signal:
+            words.append(f"signal={self.signal}")
+        if self.stop:
+            words.append(f"stop={self.stop}")
+        if self.sleep:
+            words.append(f"sleep={timeout_s * 20:g}")
+        return words
+
+    @property
+    def time_setting(self) -> dict:
+        """The benchmark's ``time`` setting of the runs."""
+        return {"regex": TIME_REGEX, "unit": "s", "stream": "stdout", "match": self.match}
+
+    def time_fails(self) -> bool:
+        """Whether the run cannot take its printed time (none found, or none a time)."""
+        return self.times == 0 or self.stream != 1 or not PRINTED[self.time]
+
+    def reasons(self) -> list[str]:
+        """Regular expressions the failure of each run must match, in order (none: the run
+        succeeds): what ended or failed it, then a printed time that is none when the program
+        ended by itself (a program stopped or killed by the timeout printed no time to judge,
+        and one that failed otherwise and printed none is not said to lack one)."""
+        if self.stop.startswith("launcher"):  # the timeout may come before the stop
+            return [r"the launcher \(pid \d+\) did not answer|timeout after"]
+        if self.waits:
+            return ["timeout after"]
+        first = rf"exit status -{self.signal}" if self.signal else \
+            f"exit status {self.exit}" if self.exit else \
+            r"left 1 process running after it exited \(killed\)" if self.child else \
+            re.escape("validation regex") if not self.validate else ""
+        matched = self.times > 0 and self.stream == 1 and self.time != b""
+        time = "printed time|time regex" if self.time_fails() and (matched or not first) else ""
+        return [reason for reason in (first, time) if reason]
+
+
+def drawn(choose: Callable[[Sequence], object]) -> Misbehaviour:
+    """A misbehaviour made of ``choose``'s pick among each field's :data:`CHOICES`:
+    ``random.Random(seed).choice``, or a hypothesis draw of ``sampled_from``."""
+    return Misbehaviour(**{name: choose(options) for name, options in CHOICES.items()})
