@@ -77,7 +77,8 @@ def measured(program: Path, behaviour: Misbehaviour, folder: Path, lock: Path,
                 and len(os.sched_getaffinity(0)) > 1:
             assert record.verification == "mismatch", record
     assert all(line == escaped(line) and "Traceback" not in line for line in said), said
-    left = [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
+    left = [int(pid) for path in (pids, pids.with_name("pids.children")) if path.exists()
+            for pid in path.read_text().split()]
     assert not [pid for pid in left if _alive(pid)], behaviour
     journaled = [RunRecord(**json.loads(line)) for line in read_lines(folder / "j.jsonl")[1:]]
     assert read_runs([folder / "t.csv"]) == sorted(journaled, key=lambda r: r.order_index) \

@@ -17,9 +17,11 @@
  *     times=K        print the time line K times (default 1; 0: no time line)
  *     stream=1|2     the time line on stdout (1, default) or stderr (2)
  *     validate=0|1   print "validation: OK" (default 1)
- *     child=1        fork a child that sleeps 30 s, left running (its pid logged too)
+ *     child=1        fork a child that sleeps 30 s, left running (its pid appended to
+ *                    PATH.children with log=PATH)
  *     stop=WHO       WHO is launcher or self, with SIGSTOP; launcher-tstp or self-tstp with
- *                    SIGTSTP: a stop of the program's launcher (its parent) or of itself
+ *                    SIGTSTP: a stop of the program's launcher (its parent) or of itself;
+ *                    launcher-kill: SIGKILL to its launcher
  *     sleep=S        sleep S seconds (a float: past a short timeout)
  *     signal=N       raise signal N
  *     exit=N         exit with status N (default 0)
@@ -38,7 +40,7 @@
 
 static char *words[MAX_WORDS];
 static int n_words;
-static char trigger_words[4096];
+static char trigger_words[1 << 16];
 
 static const char *value(const char *key)
 {
@@ -157,7 +159,9 @@ int main(int argc, char **argv)
     fflush(stderr);
     if (number("child", 0) && fork() == 0) {
         if (log) {
-            FILE *file = fopen(log, "a");
+            char children[4096];
+            snprintf(children, sizeof children, "%s.children", log);
+            FILE *file = fopen(children, "a");
             if (file) {
                 fprintf(file, "%d\n", (int)getpid());
                 fclose(file);
@@ -168,7 +172,7 @@ int main(int argc, char **argv)
     }
     const char *stop = value("stop");
     if (stop) {
-        int signum = strstr(stop, "tstp") ? SIGTSTP : SIGSTOP;
+        int signum = strstr(stop, "tstp") ? SIGTSTP : strstr(stop, "kill") ? SIGKILL : SIGSTOP;
         kill(strncmp(stop, "self", 4) == 0 ? getpid() : getppid(), signum);
     }
     double sleep_s = number("sleep", 0);
