@@ -3,13 +3,13 @@ kills, stop signals, programs that misbehave, a full disk (issue 25).
 
 Each trial runs the same small campaign through ``pinbench run`` (Snakemake, the measure rule,
 the measuring process, the launcher), up to its runs table: the fuzz test's misbehaving program
-(``tests/data/misbehave.c``; every thread spins 0.1 s, and it prints its time, read with
-``time``) at 1 thread and at every PU, the default strategies, 3 repetitions
-(two measurement jobs; 18 runs on a 2-PU machine, where compact and scatter place alike and are
-measured once). Topology, placements and build are made once, in a template each trial copies.
-At a random moment (after a random number of journaled runs, then a random part of a run; for
-a quarter of the kills, signals and full disks, the instant the first measuring process appears)
-it injects one fault:
+(``tests/data/misbehave.c``; every thread spins 0.1 s, and it prints its time and a metric,
+read with ``time`` and ``metrics``) at 1 thread and at every PU, the default strategies, 3
+repetitions (two measurement jobs; 18 runs on a 2-PU machine, where compact and scatter place
+alike and are measured once). Topology, placements and build are made once, in a template
+each trial copies. At a random moment (after a random number of journaled runs, then a random
+part of a run; for a quarter of the kills, signals and full disks, the instant the first
+measuring process appears) it injects one fault:
 
 - ``kill -9 measuring``, ``kill -9 snakemake``, ``kill -9 group``: SIGKILL to the measuring
   process under way, to Snakemake (``pinbench run``) alone, or to its whole process group;
@@ -89,7 +89,7 @@ from pinbench.results.runs import RunRecord, read_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the misbehaviours of the fuzz test, drawn alike
-from misbehaviours import SOURCE, TIME_REGEX, Misbehaviour, drawn  # noqa: E402
+from misbehaviours import METRIC_REGEX, SOURCE, TIME_REGEX, Misbehaviour, drawn  # noqa: E402
 
 CAMPAIGN, MACHINE, BENCH = "faults", "here", "spin"
 LAYOUT = Layout.of(CAMPAIGN)
@@ -104,9 +104,6 @@ MEASURING = "python -m pinbench.measure"
 MEET_SHARE = 0.5
 #: The failure of the fault "program drawn": the drawn misbehaviour's.
 DRAWN = "drawn"
-#: The printed time of a run that behaves (the campaign reads it with misbehaviours'
-#: TIME_REGEX, so a drawn printed time is judged).
-PRINTED_S = b"0.0125"
 
 
 def stopped_line(why: str) -> str:
@@ -231,13 +228,14 @@ class Campaign:
         self.folder, self.env, self.lock = folder, env, lock
         self.template, self.work = folder / "template", folder / "campaign"
         self.file = folder / "campaign.yaml"
+        behaves = " ".join(Misbehaviour().words(TIMEOUT_S))  # a trigger's words come after
         self.file.write_text(yaml.safe_dump({
             "campaign": CAMPAIGN, "repetitions": REPETITIONS, "threads": [1, "all"],
             "quiet": {"max_wait_s": 0}, "machines": {MACHINE: {"topology": "auto"}},
             "benchmarks": {BENCH: {
                 "source": str(SOURCE), "timeout_s": TIMEOUT_S,
-                "time": {"regex": TIME_REGEX},
-                "run": f"{{binary}} spin={RUN_MS} noise=16384 time={PRINTED_S.hex()} "
+                "time": {"regex": TIME_REGEX}, "metrics": {"rate": METRIC_REGEX},
+                "run": f"{{binary}} spin={RUN_MS} noise=16384 {behaves} "
                        f"log={self.work / 'executions'} trigger={self.work / 'trigger'}"}}}))
         self.layout = Layout(str(self.work / LAYOUT.root))
         self.threads: list[int] = []

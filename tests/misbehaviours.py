@@ -27,12 +27,17 @@ PRINTED = {
     b"1" * 3000: False, b"": False, b"\xff\xfe": False, b"0.5\xff": False,
     b"1.5\x1b[2J": False, b"0.25\x00": False, b"12,34": False,
 }
+#: The metric's regex (the runs' ``metrics: {rate: ...}``) and printed values: taken or not.
+METRIC_REGEX = r"^rate: (\S+)$"
+METRICS = {b"12.5": True, b"839,437": True, b"nan": False, b"inf": False, b"": False,
+           b"1e" + b"9" * 5000: False, b"\x1b[2J": False}
 #: Signals whose default action ends the program without a core file.
 SIGNALS = tuple(map(int, (signal.SIGKILL, signal.SIGTERM, signal.SIGUSR1, signal.SIGHUP)))
 #: The choices of each misbehaviour, the harmless one first (hypothesis shrinks to it) and
 #: repeated, so that each run meets a few misbehaviours, not all at once.
 CHOICES: dict[str, Sequence] = {
     "time": [b"0.0125"] * 3 + list(PRINTED),
+    "metric": [b"12.5"] * 6 + list(METRICS),
     "times": [1, 1, 1, 0, 3],  # how many time lines (0: missing; 3: several matches)
     "match": ["first", "first", "last", "sum"],
     "stream": [1, 1, 1, 2],  # the time line on stdout (1) or stderr (2)
@@ -53,6 +58,7 @@ class Misbehaviour:
     """What the program does in a run (the fields of :data:`CHOICES`)."""
 
     time: bytes = b"0.0125"
+    metric: bytes = b"12.5"
     times: int = 1
     match: str = "first"
     stream: int = 1
@@ -83,7 +89,8 @@ class Misbehaviour:
 
     def words(self, timeout_s: float) -> list[str]:
         """The program's arguments (``misbehave.c``), sleeping past ``timeout_s`` if it sleeps."""
-        words = [f"time={self.time.hex()}", f"times={self.times}", f"stream={self.stream}",
+        words = [f"time={self.time.hex()}", f"metric={self.metric.hex()}",
+                 f"times={self.times}", f"stream={self.stream}",
                  f"exit={self.exit}", f"validate={self.validate}", f"child={self.child}",
                  f"rebind={self.rebind}", f"flood={self.flood}", f"binary={self.binary}"]
         if self.signal:
@@ -117,7 +124,10 @@ class Misbehaviour:
             re.escape("validation regex") if not self.validate else ""
         matched = self.times > 0 and self.stream == 1 and self.time != b""
         time = "printed time|time regex" if self.time_fails() and (matched or not first) else ""
-        return [reason for reason in (first, time) if reason]
+        # a required metric that is no finite number: said when nothing else failed the run
+        metric = re.escape("metric regex") if not (first or time or METRICS[self.metric]) \
+            else ""
+        return [reason for reason in (first, time, metric) if reason]
 
 
 def drawn(choose: Callable[[Sequence], object]) -> Misbehaviour:

@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 from conftest import compile_c
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
-from misbehaviours import SOURCE, Misbehaviour, drawn
+from misbehaviours import METRIC_REGEX, SOURCE, Misbehaviour, drawn
 from test_launcher import TWO_PUS, _alive, job, placement
 
 import pinbench.measure.job as measuring
 from pinbench.errors import escaped
+from pinbench.measure.interrupt import descendants
 from pinbench.measure.launcher import Launcher
 from pinbench.results.journals import read_lines
 from pinbench.results.runs import RunRecord, read_runs
@@ -56,10 +57,12 @@ def measured(program: Path, behaviour: Misbehaviour, folder: Path, lock: Path,
     as the module's text says."""
     timeout = WAITING_TIMEOUT_S if behaviour.waits else TIMEOUT_S
     pids = folder / "pids"
-    spec = job(program, PLACEMENTS, argv=[str(program), f"log={pids}",
+    # a program that waits for its timeout: one strategy's run (each costs the timeout)
+    placements = {"os": PLACEMENTS["os"]} if behaviour.waits else PLACEMENTS
+    spec = job(program, placements, argv=[str(program), f"log={pids}",
                                           *behaviour.words(timeout)],
-               time=behaviour.time_setting, timeout_s=timeout, repetitions=repetitions,
-               quiet=QUIET)
+               time=behaviour.time_setting, metrics={"rate": METRIC_REGEX},
+               timeout_s=timeout, repetitions=repetitions, quiet=QUIET)
     said: list[str] = []
     records = measuring.run_job(spec, folder / "j.jsonl", folder / "t.csv", str(lock),
                                 said.append)
@@ -80,6 +83,7 @@ def measured(program: Path, behaviour: Misbehaviour, folder: Path, lock: Path,
     left = [int(pid) for path in (pids, pids.with_name("pids.children")) if path.exists()
             for pid in path.read_text().split()]
     assert not [pid for pid in left if _alive(pid)], behaviour
+    assert not [pid for pid in descendants(os.getpid()) if _alive(pid)], behaviour  # launcher
     journaled = [RunRecord(**json.loads(line)) for line in read_lines(folder / "j.jsonl")[1:]]
     assert read_runs([folder / "t.csv"]) == sorted(journaled, key=lambda r: r.order_index) \
         == records
@@ -91,11 +95,11 @@ def misbehaviours(draw) -> Misbehaviour:
     return drawn(lambda options: draw(st.sampled_from(options)))
 
 
-def fuzz(program: Path, examples: int) -> None:
-    """``examples`` jobs of drawn misbehaviours, then one of a program that behaves. A longer
+def fuzz(program: Path, examples: int, lock: Path) -> None:
+    """``examples`` jobs of drawn misbehaviours, then one of a program that behaves, all under
+    the machine lock ``lock`` (one left held would stop the next job). A longer
     exploration: ``PINBENCH_FUZZ_EXAMPLES=3000 PINBENCH_FUZZ_SEED=1 pytest -m slow -k many
     tests/test_fuzz_measure.py`` (other combinations than the suite's for another seed)."""
-    lock = Path(tempfile.mkdtemp(prefix="fuzz-lock-")) / "lock"
     examples = int(os.environ.get("PINBENCH_FUZZ_EXAMPLES", examples))
     chosen = os.environ.get("PINBENCH_FUZZ_SEED")
 
@@ -114,13 +118,13 @@ def fuzz(program: Path, examples: int) -> None:
     assert [r.ok for r in records] == [True, True]
 
 
-def test_a_few_drawn_combinations_of_misbehaviours(program):
-    fuzz(program, FAST_EXAMPLES)
+def test_a_few_drawn_combinations_of_misbehaviours(program, tmp_path):
+    fuzz(program, FAST_EXAMPLES, tmp_path / "lock")
 
 
 @pytest.mark.slow
-def test_many_drawn_combinations_of_misbehaviours(program):
-    fuzz(program, SLOW_EXAMPLES)
+def test_many_drawn_combinations_of_misbehaviours(program, tmp_path):
+    fuzz(program, SLOW_EXAMPLES, tmp_path / "lock")
 
 
 @pytest.mark.parametrize("printed", [b"nan", b"0e999"])

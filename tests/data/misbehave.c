@@ -16,6 +16,7 @@
  *     time=HEX       the printed time's text, hex-encoded (any bytes; "" for an empty one)
  *     times=K        print the time line K times (default 1; 0: no time line)
  *     stream=1|2     the time line on stdout (1, default) or stderr (2)
+ *     metric=HEX     print "rate: " and this text (hex-encoded, as time's)
  *     validate=0|1   print "validation: OK" (default 1)
  *     child=1        fork a child that sleeps 30 s, left running (its pid appended to
  *                    PATH.children with log=PATH)
@@ -98,6 +99,17 @@ static int hex_digit(char c)
     return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
+/* A line of ``prefix`` and the bytes ``hex`` encodes (none without ``hex``). */
+static void print_hex(FILE *stream, const char *prefix, const char *hex)
+{
+    if (!hex)
+        return;
+    fputs(prefix, stream);
+    for (size_t i = 0; hex[i] && hex[i + 1]; i += 2)
+        fputc(hex_digit(hex[i]) << 4 | hex_digit(hex[i + 1]), stream);
+    fputc('\n', stream);
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc && n_words < MAX_WORDS; i++)
@@ -138,20 +150,11 @@ int main(int argc, char **argv)
         fwrite(junk, 1, sizeof junk - 1, stdout);
         fwrite(junk, 1, sizeof junk - 1, stderr);
     }
-    const char *hex = value("time");
     int times = (int)number("times", 1);
     FILE *stream = number("stream", 1) == 2 ? stderr : stdout;
-    if (hex) {
-        char text[16384];
-        size_t len = 0;
-        for (size_t i = 0; hex[i] && hex[i + 1] && len < sizeof text; i += 2)
-            text[len++] = (char)(hex_digit(hex[i]) << 4 | hex_digit(hex[i + 1]));
-        for (int i = 0; i < times; i++) {
-            fputs("elapsed: ", stream);
-            fwrite(text, 1, len, stream);
-            fputc('\n', stream);
-        }
-    }
+    for (int i = 0; i < times; i++)
+        print_hex(stream, "elapsed: ", value("time"));
+    print_hex(stdout, "rate: ", value("metric"));
     printf("checksum: %ld\n", total);
     if (number("validate", 1))
         printf("validation: OK\n");
