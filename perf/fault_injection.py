@@ -321,17 +321,17 @@ class Trial:
         self.campaign, self.fault, self.name, self.rng = campaign, fault, name, rng
         self.proc: subprocess.Popen | None = None
         self.seen: set[tuple[int, str]] = set()  # (pid, start time): the campaign's processes
-        #: what the program was told to do (a program's fault, or with a machine's), and the
-        #: failure (a regular expression) of the run that does it ("": none, it succeeds)
+        #: what the program was told to do (a program's fault, or with a machine's), the
+        #: failure (a regular expression) of the run that does it ("": none), and whether that
+        #: run may succeed
         self.misbehaviour: Misbehaviour | None = None
-        self.failure = "" if fault.failure == DRAWN else fault.failure
+        self.failure, self.may_succeed = ("", True) if fault.failure == DRAWN else \
+            (fault.failure, False)
 
     def misbehave(self, misbehaviour: Misbehaviour) -> None:
         """The next run to start does ``misbehaviour``, and fails as it says."""
         self.misbehaviour = misbehaviour
-        reasons = misbehaviour.reasons()
-        self.failure = ".*".join(f"(?:{reason})" for reason in reasons) + ".*" \
-            if reasons else ""
+        self.failure, self.may_succeed = misbehaviour.failures()
         self.campaign.trigger(" ".join(misbehaviour.words(TIMEOUT_S)))
 
     # --- the campaign's processes ------------------------------------------------------------
@@ -476,7 +476,7 @@ class Trial:
                 outcome.violations.append(f"the call with a misbehaving program exited {status}")
             pattern = rf"\[{MACHINE} {BENCH} t\d+\] \d+/\d+ \S+ rep \d+: [\d.]+ s FAILED " \
                 rf"\({self.failure}\)"
-            expected = [pattern] if reached and self.failure else []
+            expected = [pattern] if reached and not self.may_succeed else []
         else:
             expected = list(self.fault.lines) if reached and (
                 under_way or self.fault.always) else []
@@ -543,8 +543,9 @@ class Trial:
         run may be cut short by it and measured again: none failed then); no other run
         fails."""
         failed = [run.failure for run in runs if not run.ok]
-        wanted = {1} if self.fault.failure and reached and self.failure else \
-            {0, 1} if self.failure and not self.fault.failure else {0}
+        may_fail = {0, 1} if self.failure else {0}
+        wanted = may_fail if not (self.fault.failure and reached) else \
+            {1} if not self.may_succeed else may_fail
         if len(failed) not in wanted or (
                 failed and not re.fullmatch(self.failure, failed[0])):
             outcome.violations.append(f"{len(failed)} failed runs "

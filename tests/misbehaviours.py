@@ -110,11 +110,31 @@ class Misbehaviour:
         """Whether the run cannot take its printed time (none found, or none a time)."""
         return self.times == 0 or self.stream != 1 or not PRINTED[self.time]
 
+    def failures(self) -> tuple[str, bool]:
+        r"""A regular expression that each failure a run may have matches whole ("": it cannot
+        fail), and whether it may succeed: one list of reasons (:meth:`reasons`), but with a
+        SIGTSTP of the launcher, which the kernel discards when the launcher's process group is
+        orphaned (a campaign started in a session of its own): the run then goes on as if
+        not stopped.
+
+        >>> Misbehaviour(exit=3, time=b"nan").failures()
+        ('(?:(?:exit status 3).*(?:printed time|time regex).*)', False)
+        >>> Misbehaviour().failures(), Misbehaviour(stop="launcher-tstp").failures()[1]
+        (('', True), True)
+        """
+        outcomes = [self.reasons()]
+        if self.stop == "launcher-tstp":
+            outcomes.append(dataclasses.replace(self, stop="").reasons())
+        patterns = [".*".join(f"(?:{reason})" for reason in reasons) + ".*"
+                    for reasons in outcomes if reasons]
+        return "|".join(f"(?:{pattern})" for pattern in patterns), [] in outcomes
+
     def reasons(self) -> list[str]:
-        """Regular expressions the failure of each run must match, in order (none: the run
-        succeeds): what ended or failed it, then a printed time that is none when the program
-        ended by itself (a program stopped or killed by the timeout printed no time to judge,
-        and one that failed otherwise and printed none is not said to lack one)."""
+        """Regular expressions the failure of each run names, in order, the first at its start
+        (none: the run succeeds): what ended or failed it, then a printed time that is none
+        when the program ended by itself (a program stopped or killed by the timeout printed
+        no time to judge, and one that failed otherwise and printed none is not said to lack
+        one), or a metric that is none when nothing else failed it."""
         if self.waits:  # the timeout may come before a stop of the launcher, and a launcher
             # that kills at the timeout may answer after a short grace on a busy machine
             return [r"timeout after|the launcher \(pid \d+\) did not answer"]
@@ -124,7 +144,6 @@ class Misbehaviour:
             re.escape("validation regex") if not self.validate else ""
         matched = self.times > 0 and self.stream == 1 and self.time != b""
         time = "printed time|time regex" if self.time_fails() and (matched or not first) else ""
-        # a required metric that is no finite number: said when nothing else failed the run
         metric = re.escape("metric regex") if not (first or time or METRICS[self.metric]) \
             else ""
         return [reason for reason in (first, time, metric) if reason]
