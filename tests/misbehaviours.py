@@ -33,29 +33,12 @@ METRICS = {b"12.5": True, b"839,437": True, b"nan": False, b"inf": False, b"": F
            b"1e" + b"9" * 5000: False, b"\x1b[2J": False}
 #: Signals whose default action ends the program without a core file.
 SIGNALS = tuple(map(int, (signal.SIGKILL, signal.SIGTERM, signal.SIGUSR1, signal.SIGHUP)))
-#: The choices of each misbehaviour, the harmless one first (hypothesis shrinks to it) and
-#: repeated, so that each run meets a few misbehaviours, not all at once.
-CHOICES: dict[str, Sequence] = {
-    "time": [b"0.0125"] * 3 + list(PRINTED),
-    "metric": [b"12.5"] * 6 + list(METRICS),
-    "times": [1, 1, 1, 0, 3],  # how many time lines (0: missing; 3: several matches)
-    "match": ["first", "first", "last", "sum"],
-    "stream": [1, 1, 1, 2],  # the time line on stdout (1) or stderr (2)
-    "exit": [0] * 6 + [1, 3, 255],
-    "signal": [0] * 9 + list(SIGNALS),
-    "validate": [1] * 6 + [0],
-    "child": [0] * 5 + [1],
-    "stop": [""] * 20 + ["launcher", "launcher-tstp", "self", "self-tstp"],
-    "sleep": [0] * 15 + [1],  # 1: sleeps past the run's timeout
-    "rebind": [0] * 4 + [1],
-    "flood": [0] * 5 + [2 << 20],  # 2 MiB on stdout: more than the MiB kept
-    "binary": [0] * 4 + [1],
-}
 
 
 @dataclass(frozen=True)
 class Misbehaviour:
-    """What the program does in a run (the fields of :data:`CHOICES`)."""
+    """What the program does in a run (each field's choices: :data:`CHOICES`; the defaults:
+    a program that behaves)."""
 
     time: bytes = b"0.0125"
     metric: bytes = b"12.5"
@@ -147,6 +130,28 @@ class Misbehaviour:
         metric = re.escape("metric regex") if not (first or time or METRICS[self.metric]) \
             else ""
         return [reason for reason in (first, time, metric) if reason]
+
+
+#: The harmless program: each field's default.
+HARMLESS = Misbehaviour()
+#: The choices of each misbehaviour, the harmless one first (hypothesis shrinks to it) and
+#: repeated, so that each run meets a few misbehaviours, not all at once.
+CHOICES: dict[str, Sequence] = {
+    "time": [HARMLESS.time] * 3 + list(PRINTED),
+    "metric": [HARMLESS.metric] * 6 + list(METRICS),
+    "times": [HARMLESS.times] * 3 + [0, 3],  # time lines (0: missing; 3: several matches)
+    "match": [HARMLESS.match] * 2 + ["last", "sum"],
+    "stream": [HARMLESS.stream] * 3 + [2],  # the time line on stdout (1) or stderr (2)
+    "exit": [HARMLESS.exit] * 6 + [1, 3, 255],
+    "signal": [HARMLESS.signal] * 9 + list(SIGNALS),
+    "validate": [HARMLESS.validate] * 6 + [0],
+    "child": [HARMLESS.child] * 5 + [1],
+    "stop": [HARMLESS.stop] * 20 + ["launcher", "launcher-tstp", "self", "self-tstp"],
+    "sleep": [HARMLESS.sleep] * 15 + [1],  # 1: sleeps past the run's timeout
+    "rebind": [HARMLESS.rebind] * 4 + [1],
+    "flood": [HARMLESS.flood] * 5 + [2 << 20],  # 2 MiB on stdout: more than the MiB kept
+    "binary": [HARMLESS.binary] * 4 + [1],
+}
 
 
 def drawn(choose: Callable[[Sequence], object]) -> Misbehaviour:

@@ -34,8 +34,8 @@ TIMEOUT_S, WAITING_TIMEOUT_S = 10.0, 0.1
 #: How long past the timeout a stopped launcher is waited for, here.
 GRACE_S = 0.1
 QUIET = {"threshold": 1.0, "max_wait_s": 0}
-#: The fast suite's combinations, and the slow test's (about 30 s on the 2-core VM).
-FAST_EXAMPLES, SLOW_EXAMPLES = 6, 200
+#: The fast suite's combinations, and the slow test's (about 21 s on the 2-core VM).
+FAST_EXAMPLES, SLOW_EXAMPLES = 6, 250
 
 
 @pytest.fixture(scope="module")
