@@ -96,6 +96,8 @@ def read_time(setting: TimeSetting, stdout: str, stderr: str) -> PrintedTime:
     PrintedTime(seconds=0.00375, resolution_s=0.0001, failure='', matched=True)
     >>> read_time("^t: (\\\\S+)$", "t: 1.5\\nt: 3.0", "").seconds
     1.5
+    >>> read_time("^t: (\\\\S+)$", "t: 1.5\\x1b[2J", "").failure
+    "time regex '^t: (\\\\\\\\S+)$' found no number in stdout (it matched '1.5\\\\x1b[2J')"
     """
     reading = time_reading(setting)
     regex, unit, match = reading["regex"], reading["unit"], reading["match"]
@@ -106,7 +108,10 @@ def read_time(setting: TimeSetting, stdout: str, stderr: str) -> PrintedTime:
                   collections.deque(found, maxlen=1) if match == "last" else found)
     numbers = [number(text) for text in chosen]
     if not numbers or None in numbers:
-        return PrintedTime(None, None, not_found(reading, stdout, stderr), matched=bool(chosen))
+        failure = not_found(reading, stdout, stderr)
+        if chosen:  # what it matched, quoted: no number
+            failure += f" (it matched {quoted(chosen[numbers.index(None)])})"
+        return PrintedTime(None, None, failure, matched=bool(chosen))
     value = sum(value for value, _ in numbers)
     step = max(step for _, step in numbers)
     if not (math.isfinite(value) and math.isfinite(step)) or value > LARGEST_TIME:
