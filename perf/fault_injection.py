@@ -2,13 +2,14 @@
 kills, stop signals, programs that misbehave, a full disk (issue 25).
 
 Each trial runs the same small campaign through ``pinbench run`` (Snakemake, the measure rule,
-the measuring process, the launcher), up to its runs table: a benchmark of this script's own
-(every thread spins 0.1 s) at 1 thread and at every PU, the default strategies, 3 repetitions
-(two measurement jobs; 18 runs on a 2-PU machine, where compact and scatter place alike and are
-measured once). Topology, placements and build are made once, in a template each trial copies.
-At a random moment (after a random number of journaled runs, then a random part of a run; for
-a quarter of the kills, signals and full disks, the instant the first measuring process appears)
-it injects one fault:
+the measuring process, the launcher), up to its runs table: the fuzz test's misbehaving program
+(``tests/data/misbehave.c``; every thread spins 0.1 s, and it prints its time and a metric,
+read with ``time`` and ``metrics``) at 1 thread and at every PU, the default strategies, 3
+repetitions (two measurement jobs; 18 runs on a 2-PU machine, where compact and scatter place
+alike and are measured once). Topology, placements and build are made once, in a template
+each trial copies. At a random moment (after a random number of journaled runs, then a random
+part of a run; for a quarter of the kills, signals and full disks, the instant the first
+measuring process appears) it injects one fault:
 
 - ``kill -9 measuring``, ``kill -9 snakemake``, ``kill -9 group``: SIGKILL to the measuring
   process under way, to Snakemake (``pinbench run``) alone, or to its whole process group;
@@ -16,6 +17,8 @@ it injects one fault:
   signal to Snakemake alone, or to the group (Ctrl-C in a terminal);
 - ``child left``, ``launcher stopped``, ``launcher killed``: the next run of the benchmark
   forks a child and exits, SIGSTOPs its launcher, or SIGKILLs it;
+- ``program drawn``: the next run misbehaves several ways at once, as
+  ``tests/misbehaviours.py`` draws them for the fuzz test (issue 40);
 - ``disk full``: the results' file system (a tmpfs of its own, mounted as root; skipped
   otherwise, and said) is filled up.
 
@@ -37,8 +40,12 @@ journals and the runs tables:
   full disk, the failed run's reason for a misbehaving program, ``resuming: K of N runs already
   journaled`` with K what the journal held, no ``Traceback`` anywhere;
 - the resumed campaign complete (exit status 0, every run of the plan in ``runs.csv``); a
-  misbehaving program fails its own run (exactly one failed run, the reason said), and its
-  campaign completes in the faulted call itself.
+  misbehaving program fails its own run (exactly one failed run, the reasons said; none when
+  the drawn misbehaviour fails no run), and its campaign completes in the faulted call itself.
+
+In half the trials of a kill, a stop signal or a full disk the program misbehaves too (drawn
+likewise, by the first run to start): the faults of the machine and of the program meet, and
+that run fails as drawn, or is cut short by the fault and measured again.
 
 Prints one progress line per trial, then a table (fault, trials, runs lost, duplicated,
 re-measured, torn journals, median and largest wall time of the resuming call, and of the stop)
@@ -81,6 +88,9 @@ from pinbench.results.layout import Layout
 from pinbench.results.runs import RunRecord, read_runs
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the misbehaviours of the fuzz test, drawn alike
+from misbehaviours import METRIC_REGEX, SOURCE, TIME_REGEX, Misbehaviour, drawn  # noqa: E402
+
 CAMPAIGN, MACHINE, BENCH = "faults", "here", "spin"
 LAYOUT = Layout.of(CAMPAIGN)
 RUN_MS, REPETITIONS, TIMEOUT_S = 100, 3, 2
@@ -89,52 +99,11 @@ RUN_MS, REPETITIONS, TIMEOUT_S = 100, 3, 2
 START_SHARE = 0.25
 MEASURING = "python -m pinbench.measure"
 
-#: The benchmark: every thread spins MS milliseconds; each run first appends its pid to LOG
-#: (its executions), and the run that claims the file TRIGGER (renames it) misbehaves as it
-#: says. It prints 16 KiB of random hex, so each run's kept output needs room on the disk.
-BENCHMARK = r"""
-#define _GNU_SOURCE
-#include <omp.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-int main(int argc, char **argv) {
-    if (argc != 4) return 2;
-    double ms = atof(argv[1]);
-    FILE *log = fopen(argv[2], "a");
-    if (!log) return 2;
-    fprintf(log, "%d\n", (int)getpid());
-    fclose(log);
-    char claimed[4096], what[16] = "";
-    snprintf(claimed, sizeof claimed, "%s.%d", argv[3], (int)getpid());
-    FILE *trigger = rename(argv[3], claimed) == 0 ? fopen(claimed, "r") : NULL;
-    if (trigger) {
-        if (!fgets(what, sizeof what, trigger)) what[0] = 0;
-        fclose(trigger);
-    }
-    long total = 0;
-#pragma omp parallel reduction(+ : total)
-    {
-        double end = omp_get_wtime() + ms / 1000.0;
-        while (omp_get_wtime() < end) {
-        }
-        total += 1;
-    }
-    if (strcmp(what, "fork") == 0 && fork() == 0) { sleep(60); _exit(0); }
-    if (strcmp(what, "stop") == 0) { kill(getppid(), SIGSTOP); sleep(60); }
-    if (strcmp(what, "kill") == 0) { kill(getppid(), SIGKILL); sleep(60); }
-    unsigned char noise[8192];
-    FILE *random = fopen("/dev/urandom", "rb");
-    if (!random || fread(noise, 1, sizeof noise, random) != sizeof noise) return 2;
-    fclose(random);
-    for (size_t i = 0; i < sizeof noise; i++) printf("%02x%s", noise[i], i % 32 == 31 ? "\n" : "");
-    printf("checksum: %ld\nvalidation: OK\n", total);
-    return 0;
-}
-"""
+#: The share of the trials of a machine's fault in which the program misbehaves too: a
+#: misbehaviour drawn by tests/misbehaviours.py, which the first run to start does.
+MEET_SHARE = 0.5
+#: The failure of the fault "program drawn": the drawn misbehaviour's.
+DRAWN = "drawn"
 
 
 def stopped_line(why: str) -> str:
@@ -199,12 +168,17 @@ def _to_group(signum: int) -> Callable[[Trial], bool]:
 
 
 def _trigger(what: str) -> Callable[[Trial], bool]:
+    """The next run to start does ``what`` (misbehave.c's words)."""
     def inject(trial: Trial) -> bool:
-        partial = trial.campaign.work / "trigger.part"
-        partial.write_text(what)
-        os.replace(partial, trial.campaign.work / "trigger")
+        trial.campaign.trigger(what)
         return True
     return inject
+
+
+def _drawn(trial: Trial) -> bool:
+    """The next run to start misbehaves as drawn (tests/misbehaviours.py)."""
+    trial.misbehave(drawn(trial.rng.choice))
+    return True
 
 
 def _fill(trial: Trial) -> bool:
@@ -225,13 +199,15 @@ FAULTS = [
     Fault("SIGTERM snakemake", _to_workflow(signal.SIGTERM), _stopped(signal.SIGTERM)),
     Fault("SIGINT group", _to_group(signal.SIGINT), _stopped(signal.SIGINT)),
     Fault("SIGTERM group", _to_group(signal.SIGTERM), _stopped(signal.SIGTERM)),
-    Fault("child left", _trigger("fork"),
+    Fault("child left", _trigger("child=1"),
           failure=re.escape("left 1 process running after it exited (killed)")),
-    Fault("launcher stopped", _trigger("stop"),
+    Fault("launcher stopped", _trigger("stop=launcher sleep=60"),
           failure=rf"the launcher \(pid \d+\) did not answer {GRACE_S:g} s past the run's "
           r"timeout \(stopped by the program\?\): killed with the run"),
-    Fault("launcher killed", _trigger("kill"),
+    Fault("launcher killed", _trigger("stop=launcher-kill sleep=60"),
           failure=r"the launcher \(pid \d+\) died during the run \(exit status -9\)"),
+    # the failure is the drawn misbehaviour's (Trial.failure)
+    Fault("program drawn", _drawn, failure=DRAWN),
     Fault("disk full", _fill,
           (rf"{MEASURING}: error: (No space left on device writing \S+: the finished runs are "
            r"journaled; free some space \(or fix the file system\), then run again|only \d+ MiB "
@@ -252,18 +228,24 @@ class Campaign:
         self.folder, self.env, self.lock = folder, env, lock
         self.template, self.work = folder / "template", folder / "campaign"
         self.file = folder / "campaign.yaml"
-        source = folder / "fault_bench.c"
-        source.write_text(BENCHMARK)
+        behaves = " ".join(Misbehaviour().words(TIMEOUT_S))  # a trigger's words come after
         self.file.write_text(yaml.safe_dump({
             "campaign": CAMPAIGN, "repetitions": REPETITIONS, "threads": [1, "all"],
             "quiet": {"max_wait_s": 0}, "machines": {MACHINE: {"topology": "auto"}},
             "benchmarks": {BENCH: {
-                "source": str(source), "timeout_s": TIMEOUT_S,
-                "run": f"{{binary}} {RUN_MS} {self.work / 'executions'} "
-                       f"{self.work / 'trigger'}"}}}))
+                "source": str(SOURCE), "timeout_s": TIMEOUT_S,
+                "time": {"regex": TIME_REGEX}, "metrics": {"rate": METRIC_REGEX},
+                "run": f"{{binary}} spin={RUN_MS} noise=16384 {behaves} "
+                       f"log={self.work / 'executions'} trigger={self.work / 'trigger'}"}}}))
         self.layout = Layout(str(self.work / LAYOUT.root))
         self.threads: list[int] = []
         self.plan: set[tuple[int, str, int]] = set()  # every run: (threads, strategy, repetition)
+
+    def trigger(self, words: str) -> None:
+        """The next run to start does what ``words`` say (misbehave.c's), once."""
+        partial = self.work / "trigger.part"
+        partial.write_text(words)
+        os.replace(partial, self.work / "trigger")
 
     def command(self, work: Path, *targets: str) -> list[str]:
         """``pinbench run -v`` of the campaign in ``work``, up to ``targets`` (verbose: every
@@ -335,10 +317,22 @@ class Campaign:
 class Trial:
     """One call of the campaign with one fault injected at a random moment, and its resume."""
 
-    def __init__(self, campaign: Campaign, fault: Fault, name: str):
-        self.campaign, self.fault, self.name = campaign, fault, name
+    def __init__(self, campaign: Campaign, fault: Fault, name: str, rng: random.Random):
+        self.campaign, self.fault, self.name, self.rng = campaign, fault, name, rng
         self.proc: subprocess.Popen | None = None
         self.seen: set[tuple[int, str]] = set()  # (pid, start time): the campaign's processes
+        #: what the program was told to do (a program's fault, or with a machine's), the
+        #: failure (a regular expression) of the run that does it ("": none), and whether that
+        #: run may succeed
+        self.misbehaviour: Misbehaviour | None = None
+        self.failure, self.may_succeed = ("", True) if fault.failure == DRAWN else \
+            (fault.failure, False)
+
+    def misbehave(self, misbehaviour: Misbehaviour) -> None:
+        """The next run to start does ``misbehaviour``, and fails as it says."""
+        self.misbehaviour = misbehaviour
+        self.failure, self.may_succeed = misbehaviour.failures()
+        self.campaign.trigger(" ".join(misbehaviour.words(TIMEOUT_S)))
 
     # --- the campaign's processes ------------------------------------------------------------
     def processes(self) -> set[tuple[int, str]]:
@@ -372,10 +366,12 @@ class Trial:
         return {(pid, started) for pid, started in self.seen if _start_time(pid) == started}
 
     # --- one trial ---------------------------------------------------------------------------
-    def run(self, rng: random.Random) -> tuple[Outcome, str]:
+    def run(self) -> tuple[Outcome, str]:
         """Call the campaign, inject the fault, resume; what was found, and the progress
         line's middle part (when the fault came)."""
-        campaign, outcome = self.campaign, Outcome()
+        campaign, outcome, rng = self.campaign, Outcome(), self.rng
+        if not self.fault.failure and rng.random() < MEET_SHARE:  # the program's fault too
+            self.misbehave(drawn(rng.choice))
         total = len(campaign.plan)
         # after `after` journaled runs (two runs at least left to start), then `delay` into a
         # run; a misbehaving program is told at once (the next run reads it)
@@ -390,11 +386,14 @@ class Trial:
             injected, under_way = self._inject(after, delay)
             fault_status = self.proc.wait(timeout=600)
         trigger = campaign.work / "trigger"
-        reached = bool(injected) and not trigger.exists()  # a run read a misbehaviour
+        # a run read a misbehaviour, or (a machine's fault) the fault reached the call
+        reached = bool(injected) and (not self.fault.failure or not trigger.exists())
         when = "the call ended before the fault reached it" if not reached else \
             "as the first measuring process started" if not (
                 after or delay or self.fault.failure) else \
             f"after {after} runs +{delay:.2f} s"
+        if self.misbehaviour is not None:
+            when += f"; the program: {self.misbehaviour}"
         trigger.unlink(missing_ok=True)
         stopped = time.monotonic()
         while self.left() and time.monotonic() - stopped < 60:
@@ -476,8 +475,8 @@ class Trial:
             if status:
                 outcome.violations.append(f"the call with a misbehaving program exited {status}")
             pattern = rf"\[{MACHINE} {BENCH} t\d+\] \d+/\d+ \S+ rep \d+: [\d.]+ s FAILED " \
-                rf"\({self.fault.failure}\)"
-            expected = [pattern] if reached else []
+                rf"\({self.failure}\)"
+            expected = [pattern] if reached and not self.may_succeed else []
         else:
             expected = list(self.fault.lines) if reached and (
                 under_way or self.fault.always) else []
@@ -540,12 +539,17 @@ class Trial:
             outcome.violations.append(f"a journal set aside: {note['path']} ({note['changed']})")
 
     def _check_runs(self, outcome: Outcome, runs: list[RunRecord], reached: bool) -> None:
-        """A misbehaving program fails its own run, said why; no other run fails."""
+        """A misbehaving program fails its own run, said why (with a machine's fault, the
+        run may be cut short by it and measured again: none failed then); no other run
+        fails."""
         failed = [run.failure for run in runs if not run.ok]
-        wanted = 1 if self.fault.failure and reached else 0
-        if len(failed) != wanted or (
-                wanted and not re.fullmatch(self.fault.failure, failed[0])):
-            outcome.violations.append(f"{len(failed)} failed runs ({wanted} expected): "
+        may_fail = {0, 1} if self.failure else {0}
+        wanted = may_fail if not (self.fault.failure and reached) else \
+            {1} if not self.may_succeed else may_fail
+        if len(failed) not in wanted or (
+                failed and not re.fullmatch(self.failure, failed[0])):
+            outcome.violations.append(f"{len(failed)} failed runs "
+                                      f"({' or '.join(map(str, sorted(wanted)))} expected): "
                                       f"{failed[:3]}")
 
 
@@ -560,7 +564,7 @@ def trial_with(campaign: Campaign, fault: Fault, name: str,
             stack.enter_context(full_disk.small_file_system(
                 campaign.work / "results", MIN_FREE_BYTES + (16 << 20)))
         campaign.fresh()
-        return Trial(campaign, fault, name).run(rng)
+        return Trial(campaign, fault, name, rng).run()
 
 
 def _seconds(values: list[float]) -> str:

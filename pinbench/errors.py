@@ -33,3 +33,22 @@ def first_line(error: BaseException) -> str:
     """
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def _unprintable(char: str) -> bool:
+    """A control character (Unicode's Cc: a terminal obeys ESC sequences, CR and backspace,
+    and str.splitlines splits at several), a line or paragraph separator, a lone surrogate (no
+    text encoding writes it)."""
+    code = ord(char)
+    return code < 0x20 or 0x7f <= code <= 0x9f or code in (0x2028, 0x2029) \
+        or 0xd800 <= code <= 0xdfff
+
+
+def escaped(text: str) -> str:
+    """``text`` with its unprintable characters written as Python's escapes, so that it is one
+    line and reaches a terminal as text, whatever a file or a program's output held.
+
+    >>> escaped("bad\\x1b[2J\\tline\\nnext\\udcff")
+    'bad\\\\x1b[2J\\\\tline\\\\nnext\\\\udcff'
+    """
+    return "".join(repr(char)[1:-1] if _unprintable(char) else char for char in text)

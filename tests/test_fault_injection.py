@@ -1,6 +1,7 @@
-"""perf/fault_injection.py at a tiny size, for real: one trial each of a stop signal and a
-misbehaving program passes, and a journal emptied behind pinbench's back before the resume
-(its runs measured again) is caught, in the table and the exit status."""
+"""perf/fault_injection.py at a tiny size, for real: one trial each of a stop signal, a
+misbehaving program and one misbehaving as tests/misbehaviours.py draws it passes, and a
+journal emptied behind pinbench's back before the resume (its runs measured again) is caught,
+in the table and the exit status."""
 from __future__ import annotations
 
 import importlib.util
@@ -50,16 +51,18 @@ def test_the_script_passes_real_faults_and_catches_runs_measured_again(fi, monke
 
     monkeypatch.setattr(fi.Campaign, "call", emptying_call)
     status = fi.main(["--trials", "1", "--faults", "SIGTERM group", "launcher killed",
-                      "journal emptied"])
+                      "program drawn", "journal emptied"])
     out = capsys.readouterr().out
     assert status == 1, out
     rows = {line[:19].strip(): line[19:].split() for line in out.splitlines()
-            if re.match(r"(SIGTERM group|launcher killed|journal emptied) +1 ", line)}
+            if re.match(r"(SIGTERM group|launcher killed|program drawn|journal emptied) +1 ",
+                        line)}
     assert rows["SIGTERM group"][:5] == ["1", "0", "0", "0", "0"], out
-    assert rows["SIGTERM group"][-1] == "pass" and rows["launcher killed"][-1] == "pass", out
+    assert all(rows[name][-1] == "pass" for name in ("SIGTERM group", "launcher killed",
+                                                     "program drawn")), out
     lost, duplicated, remeasured, torn = map(int, rows["journal emptied"][1:5])
     assert (lost, duplicated, torn) == (0, 0, 0) and remeasured >= 2, out
     assert rows["journal emptied"][-3:] == ["FAIL", "(1", "trials)"], out
     assert re.search(r"journal emptied 1/1: .*resumed t\d: said nothing, the journal held \d+ "
                      "runs", out), out
-    assert out.splitlines()[-1].startswith("FAIL: 3 trials of 3 faults, 1 with a violation"), out
+    assert out.splitlines()[-1].startswith("FAIL: 4 trials of 4 faults, 1 with a violation"), out

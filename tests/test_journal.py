@@ -2,18 +2,21 @@
 at the padding, a killed job's journal resumes right after its last whole line, and a closed
 journal is plain JSON lines."""
 import json
+import math
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+import pytest
+from conftest import ROOT, run_record
 
 from pinbench.measure.journal import CHUNK, Journal
 from pinbench.results.journals import finished_runs, read_lines
 from pinbench.measure.progress import journaled_runs
 from pinbench.results.layout import Layout
+from pinbench.results.runs import RunRecord, finite
 
 
 def run(rep: int, strategy: str = "os", size: int = 0) -> dict:
@@ -127,3 +130,23 @@ def test_a_padded_journal_set_aside_holds_its_runs_only(tmp_path):
     Path(f"{other.set_aside}.why").unlink()  # the count then comes from the journal itself
     notes = layout.set_aside_journals("m")
     assert [note["runs"] for note in notes] == [3]
+
+
+def test_the_journal_refuses_what_is_not_standard_json_and_takes_every_record_a_run_makes(
+        tmp_path):
+    """The journal stays strict (a NaN is no JSON); a run's record is made finite where it is
+    made (:func:`pinbench.results.runs.finite`): its numbers that are not finite taken out,
+    the run failed naming them, the journal never refusing it."""
+    journal = Journal(tmp_path / "j.jsonl", "fp")
+    with pytest.raises(ValueError, match="Out of range float values"):
+        journal.append(run(0) | {"time_s": math.nan})
+    made = finite(run_record(time_s=math.inf, time_resolution_s=math.inf, other_cpu=math.nan,
+                             failure="exit status 3", ok=False))
+    journal.append(made.as_row())
+    journal.close()
+    [line] = read_lines(tmp_path / "j.jsonl")[1:]
+    assert RunRecord(**json.loads(line)) == made
+    assert (made.time_s, made.time_resolution_s, made.other_cpu) == (None, None, None)
+    assert made.failure == "exit status 3; time_s, other_cpu, time_resolution_s not a finite " \
+        "number"
+    assert finite(run_record()) == run_record()  # a finite record is left as it is

@@ -14,7 +14,7 @@ from test_launcher import TWO_PUS, _alive, job, placement
 
 from pinbench.measure.job import measure_one, run_job
 from pinbench.measure.launcher import Launcher, LauncherLost
-from pinbench.measure.printed_time import LARGEST_TIME
+from pinbench.measure.printed_time import LARGEST_TIME, quoted
 from pinbench.measure.spawn import base_environment, run_once
 from pinbench.results.runs import write_runs
 from pinbench.workflow.rule_bodies import runs_table
@@ -27,19 +27,31 @@ def shell_job(script: str, **overrides):
     return job("/bin/sh", UNBOUND, argv=["/bin/sh", "-c", script], **overrides)
 
 
-@pytest.mark.parametrize("printed", ["nan", "inf", "-inf", "1e308", "1e400"])
+@pytest.mark.parametrize("printed", ["nan", "inf", "-inf", "1e308", "1e400", "0e999",
+                                     "1e" + "9" * 5000])
 def test_a_printed_time_that_is_not_a_finite_number_fails_the_run(printed, tmp_path):
+    """``0e999`` is zero whose last digit is worth 1e999 (its resolution was infinite, and the
+    journal refused the record); an exponent of 5000 digits is more than Python reads as an
+    int (a ValueError killed the measuring process): both found by the fuzz test."""
     spec = shell_job(f"echo 'time_s: {printed}'; echo 'validation: OK'",
                      time=r"^time_s: (\S+)$")
     record = measure_one(spec, "os", 0, 0)
-    assert not record.ok and record.time_s is None
-    assert record.failure == (f"printed time {printed!r} is not a finite number of seconds "
-                              f"up to {LARGEST_TIME:g}")
+    assert not record.ok and record.time_s is None and record.time_resolution_s is None
+    assert record.failure == (f"printed time {quoted(printed)} is not a finite number of "
+                              f"seconds up to {LARGEST_TIME:g}")
     json.loads(json.dumps(record.as_row(), allow_nan=False))  # standard JSON
     write_runs([record, measure_one(shell_job("echo 'validation: OK'"), "os", 1, 1)],
                tmp_path / "t.csv")
     summary = runs_table([tmp_path / "t.csv"], tmp_path / "runs.csv", tmp_path / "summary.txt")
     assert "1 failed" in summary or "failed" in summary, summary
+
+
+def test_what_a_failed_program_wrote_last_on_stderr_reaches_its_failure_escaped():
+    """Control characters (an ESC sequence, a NUL, BEL) in the line a failure quotes are
+    written as escapes: the failure stays one line and no terminal obeys them."""
+    record = measure_one(shell_job(r"printf 'bad\033[2J\000\a\200end\n' >&2; exit 3"),
+                         "os", 0, 0)
+    assert record.failure == "exit status 3: bad\\x1b[2J\\x00\\x07\ufffdend"
 
 
 def test_a_metric_that_is_not_a_finite_number_fails_the_run():

@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinbench import events
+from pinbench.errors import escaped
 from pinbench.events import Told, warning
 from pinbench.measure import explain as explaining, interrupt, outputs as kept_outputs, verify
 from pinbench.measure import legacy, rebind, workdir
@@ -79,7 +80,7 @@ from pinbench.measure.system import wait_until_quiet
 from pinbench.results import formats
 from pinbench.results.placements import Placement, omp_places
 from pinbench.results.printed_share import printed_share
-from pinbench.results.runs import MISMATCH, VERIFIED, RunRecord, write_runs
+from pinbench.results.runs import MISMATCH, VERIFIED, RunRecord, finite, write_runs
 from pinbench.seeding import derive_seed
 
 
@@ -293,9 +294,12 @@ def governor(pus: Planned | None) -> str:
 
 
 def judge(job: Job, result: RunResult) -> tuple[str, bool, float | None, str, float | None]:
-    """(failure reason or "", validated, time_s, time source, the printed time's resolution)
+    """(failure reasons or "", validated, time_s, time source, the printed time's resolution)
     of one run: its time read from its output as the benchmark's ``time`` says
-    (:func:`pinbench.measure.printed_time.read_time`, in seconds), else its wall time."""
+    (:func:`pinbench.measure.printed_time.read_time`, in seconds), else its wall time.
+
+    The first of the reasons says what ended or failed the run; a program that ended by
+    itself and printed a time that is none also has that said (``; ``), quoted."""
     validated = re.search(job.validate, result.stdout, re.MULTILINE) is not None
     printed = read_time(job.time, result.stdout, result.stderr) if job.time else None
     source, time_s, resolution = ("regex", printed.seconds, printed.resolution_s) if printed \
@@ -312,11 +316,14 @@ def judge(job: Job, result: RunResult) -> tuple[str, bool, float | None, str, fl
     elif not validated:
         failure = f"validation regex {job.validate!r} not found in the output"
     elif printed:
-        failure = printed.failure
+        return printed.failure, validated, time_s, source, resolution
     elif time_s <= 0:
         failure = f"time {time_s:g} s is not positive"
     else:
         failure = ""
+    if printed and printed.failure and printed.matched and not (result.error
+                                                                or result.timed_out):
+        failure += f"; {printed.failure}"
     return failure, validated, time_s, source, resolution
 
 
@@ -403,8 +410,8 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
     messages = [line for line in result.stderr.splitlines()
                 if line.strip() and not line.startswith(verify.TOKEN)]
     if failure and messages:
-        failure += ": " + messages[-1][:200]
-    return RunRecord(
+        failure += ": " + escaped(messages[-1][:200])
+    return finite(RunRecord(
         machine=job.machine, benchmark=job.benchmark, threads=job.threads,
         strategy=strategy, repetition=repetition, order_index=order_index,
         ok=not failure, failure=failure, time_s=time_s, time_source=source,
@@ -417,7 +424,7 @@ def run_recorded(job: Job, strategy: str, repetition: int, order_index: int,
         metrics=json.dumps(values, sort_keys=True, allow_nan=False) if values else "",
         host=_host(), output_bytes=result.output_bytes,
         counters=json.dumps(result.counters, sort_keys=True) if result.counters else "",
-        **rebound)
+        **rebound))
 
 
 def _stops(stopping: dict, times: dict[str, list[float]], index: int, per_round: int,

@@ -46,6 +46,8 @@ def number(text: str) -> tuple[float, float] | None:
     ((0.01, 0.01), (12.0, 1.0), (0.0015, 1e-05), None)
     >>> number("839,437"), number("1,234,567.5"), number("0,5"), number("12,34")
     ((839437.0, 1.0), (1234567.5, 0.1), None, None)
+    >>> number("0e999"), number("1e" + "9" * 5000)
+    ((0.0, inf), (inf, inf))
     """
     if _GROUPED.fullmatch(text.strip()):
         text = text.strip().replace(",", "")
@@ -55,7 +57,10 @@ def number(text: str) -> tuple[float, float] | None:
         return None
     mantissa, _, exponent = text.lower().partition("e")
     decimals = len(mantissa.partition(".")[2])
-    return value, float(f"1e{int(exponent or 0) - decimals}")
+    try:
+        return value, float(f"1e{int(exponent or 0) - decimals}")
+    except ValueError:  # an exponent of more digits than Python reads (4300): no finite step
+        return value, math.inf
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,9 @@ class PrintedTime:
     seconds: float | None  #: None: no number, or none a run can take
     resolution_s: float | None
     failure: str = ""  #: why the run fails for its time ("": it does not)
+    #: whether the regex found the text (a failure then quotes it: a time the program printed
+    #: that is none is said beside what else failed its run)
+    matched: bool = True
 
 
 def groups(pattern: str, text: str) -> Iterator[str]:
@@ -85,9 +93,11 @@ def read_time(setting: TimeSetting, stdout: str, stderr: str) -> PrintedTime:
 
     >>> read_time({"regex": "step .*: (\\\\S+) ms", "unit": "ms", "stream": "stderr",
     ...            "match": "sum"}, "", "step 1: 2.5 ms\\nstep 2: 1.25 ms\\n")
-    PrintedTime(seconds=0.00375, resolution_s=0.0001, failure='')
+    PrintedTime(seconds=0.00375, resolution_s=0.0001, failure='', matched=True)
     >>> read_time("^t: (\\\\S+)$", "t: 1.5\\nt: 3.0", "").seconds
     1.5
+    >>> read_time("^t: (\\\\S+)$", "t: 1.5\\x1b[2J", "").failure
+    "time regex '^t: (\\\\\\\\S+)$' found no number in stdout (it matched '1.5\\\\x1b[2J')"
     """
     reading = time_reading(setting)
     regex, unit, match = reading["regex"], reading["unit"], reading["match"]
@@ -98,18 +108,33 @@ def read_time(setting: TimeSetting, stdout: str, stderr: str) -> PrintedTime:
                   collections.deque(found, maxlen=1) if match == "last" else found)
     numbers = [number(text) for text in chosen]
     if not numbers or None in numbers:
-        return PrintedTime(None, None, not_found(reading, stdout, stderr))
+        failure = not_found(reading, stdout, stderr)
+        if chosen:  # what it matched, quoted: no number
+            failure += f" (it matched {quoted(chosen[numbers.index(None)])})"
+        return PrintedTime(None, None, failure, matched=bool(chosen))
     value = sum(value for value, _ in numbers)
-    if not math.isfinite(value) or value > LARGEST_TIME:
-        printed = repr(chosen[0]) if len(chosen) == 1 else \
+    step = max(step for _, step in numbers)
+    if not (math.isfinite(value) and math.isfinite(step)) or value > LARGEST_TIME:
+        printed = quoted(chosen[0]) if len(chosen) == 1 else \
             f"{value:g} (the sum of {len(chosen)} matches)"
         return PrintedTime(None, None, f"printed time {printed} is not a finite number of "
                                        f"{UNIT_NAMES[unit]} up to {LARGEST_TIME:g}")
     seconds = value * UNITS[unit]
-    resolution = max(step for _, step in numbers) * UNITS[unit]
+    resolution = step * UNITS[unit]
     failure = "" if seconds > 0 else \
         f"printed time {seconds:g} s is not positive (printed to {resolution:g} s)"
     return PrintedTime(seconds, resolution, failure)
+
+
+def quoted(text: str, limit: int = 40) -> str:
+    """A program's text in a failure: its first ``limit`` characters, escaped (``repr``).
+
+    >>> quoted("1.5\\x1b[2J"), quoted("1" * 50)
+    ("'1.5\\\\x1b[2J'", "'1111111111111111111111111111111111111111'... (50 characters)")
+    """
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 def not_found(reading: dict, stdout: str, stderr: str) -> str:

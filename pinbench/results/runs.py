@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import math
 import os
 import typing
 from pathlib import Path
@@ -149,6 +150,27 @@ def on_metric(records: list[RunRecord], metric: str) -> list[RunRecord]:
 
 
 RUN_COLUMNS = columns(RunRecord)
+
+
+def finite(record: RunRecord) -> RunRecord:
+    """``record`` made where a run ends, with each number that is not finite (NaN, an
+    infinity) taken out and the run failed for it: whatever a run met, its record is standard
+    JSON, which the journal holds (and refuses anything else).
+
+    >>> r = finite(RunRecord(**{**dict.fromkeys(RUN_COLUMNS, ""), "ok": True,
+    ...                         "time_s": float("nan"), "other_cpu": float("inf")}))
+    >>> r.ok, r.failure, r.time_s, r.other_cpu
+    (False, 'time_s, other_cpu not a finite number', None, None)
+    """
+    bad = [name for name in RUN_COLUMNS if isinstance(value := getattr(record, name), float)
+           and not math.isfinite(value)]
+    if not bad:
+        return record
+    why = f"{', '.join(bad)} not a finite number"
+    return dataclasses.replace(record, ok=False, failure="; ".join(filter(None, [
+        record.failure, why])), **dict.fromkeys(bad))
+
+
 #: The columns of a runs table: a run record's, then the table's version.
 TABLE_COLUMNS = [*RUN_COLUMNS, formats.KEY]
 #: The columns every runs table has; the others were added later and may be absent.

@@ -20,7 +20,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from pinbench.errors import PinbenchError
+from pinbench.errors import PinbenchError, escaped
 from pinbench.measure.settings import SHORTHAND, Metric, metric
 from pinbench.measure.stopping import fewest_for_interval
 from pinbench.place.domains import PlacementError, slots, socket_groups, socket_slots
@@ -53,12 +53,9 @@ BUILTIN_FIELDS = TRACE_BUILD_FIELDS | RUN_FIELDS | {"tree"}
 #: ``\Z``, not ``$``: the schema's patterns are searched with Python's ``re``, whose ``$``
 #: also matches before a trailing newline.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z"
-#: Characters a message writes as escapes: control characters (Unicode's Cc: a terminal
-#: obeys ESC sequences, CR and backspace, and str.splitlines splits at several), the line
-#: and paragraph separators, and lone surrogates (no text encoding writes them).
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-#: What a campaign string may not hold: the unprintable characters but tab and newline
-#: (a multi-line command, a tab in a regex), which print as they are.
+#: What a campaign string may not hold: the unprintable characters
+#: (:func:`pinbench.errors.escaped`) but tab and newline (a multi-line command, a tab in a
+#: regex), which print as they are.
 _REFUSED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 #: The most values (mappings, lists and scalars) a campaign may hold, YAML aliases expanded.
 #: Campaigns hold a few hundred; a file of aliases of aliases ("billion laughs") holds
@@ -74,7 +71,7 @@ class ConfigError(PinbenchError, ValueError):
     """
 
     def __init__(self, message: str):
-        super().__init__(_UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], message))
+        super().__init__(escaped(message))
 
 
 @dataclass(frozen=True)
