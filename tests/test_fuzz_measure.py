@@ -64,6 +64,7 @@ def measured(program: Path, behaviour: Misbehaviour, folder: Path, lock: Path,
                time=behaviour.time_setting, metrics={"rate": METRIC_REGEX},
                timeout_s=timeout, repetitions=repetitions, quiet=QUIET)
     said: list[str] = []
+    others = set(descendants(os.getpid()))  # other tests' (a session's services)
     records = measuring.run_job(spec, folder / "j.jsonl", folder / "t.csv", str(lock),
                                 said.append)
     failure, may_succeed = behaviour.failures()
@@ -80,7 +81,8 @@ def measured(program: Path, behaviour: Misbehaviour, folder: Path, lock: Path,
     left = [int(pid) for path in (pids, pids.with_name("pids.children")) if path.exists()
             for pid in path.read_text().split()]
     assert not [pid for pid in left if _alive(pid)], behaviour
-    assert not [pid for pid in descendants(os.getpid()) if _alive(pid)], behaviour  # launcher
+    assert not [pid for pid in set(descendants(os.getpid())) - others if _alive(pid)], \
+        behaviour  # the launcher's
     journaled = [RunRecord(**json.loads(line)) for line in read_lines(folder / "j.jsonl")[1:]]
     assert read_runs([folder / "t.csv"]) == sorted(journaled, key=lambda r: r.order_index) \
         == records
