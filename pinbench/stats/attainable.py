@@ -58,7 +58,7 @@ def reachable_p(n_x: int, n_y: int, sides: int = 1) -> float:
         return p
     two = p * 2 / sides  # as a two-sided p-value
     low, high = 0.0, 1e4  # the t quantile of ``two`` at high_df, by bisection
-    for _ in range(200):
+    for _ in range(80):  # the halves are adjacent floats after about 64
         middle = (low + high) / 2
         low, high = (middle, high) if _t_two_sided(middle, high_df) > two else (low, middle)
     return max(p, _t_two_sided(high, low_df) * sides / 2)
@@ -97,6 +97,8 @@ def least_repetitions(tests: int, alpha: float, limit: int = 1000, sides: int = 
     (5, 9)
     """
     level = alpha / max(tests, 1)
+    if level < 1 / (REFERENCE + 1):  # below any p-value the test gives
+        return None
     return next((n for n in range(2, limit + 1) if reachable_p(n, n, sides) <= level), None)
 
 
