@@ -4,13 +4,15 @@ side in one call: runs, wall time, and whether the verdicts agree.
 Runs ``.venv/bin/snakemake --cores all`` on the campaign (config/config.yaml unless
 ``--configfile``) twice from scratch, as campaigns ``<name>-fixed`` and
 ``<name>-sequential`` (``design:`` set; their ``results/`` folders removed first, and left
-for a look), timing each call from outside (spawn to exit). Then, per design: the runs
+for a look), timing each call from outside (spawn to exit): the fixed one at the campaign's
+``repetitions``, the sequential one at the maximum with the power of as many fixed runs
+(:func:`sequential_maximum`, its tests counted from the fixed campaign's cells). Then, per design: the runs
 measured (the runs table's rows), the call's wall time and the measuring processes' own
 time (their accounts: :meth:`Layout.account`), the quiet waits; and per cell (machine,
 benchmark, threads) whether both designs name the same strategy faster, report-wide (★)
 and by the cell's own verdict (☆), or both none. Two campaigns measure different runs, under
-whatever load each met; so the sequential rule is also replayed on the fixed campaign's own
-runs (each strategy's in their order standing for its rounds), and its report-wide verdicts
+whatever load each met; so the sequential rule (at most ``repetitions`` rounds) is also
+replayed on the fixed campaign's own runs (each strategy's in their order standing for its rounds), and its report-wide verdicts
 compared with the fixed design's on the same runs, as analysed today (one-sided) and with the
 sequential design's test at one look (two-sided with a sign).
 
