@@ -155,8 +155,8 @@ class _Walk:
     def _z(self, t: float, c: np.ndarray | float) -> np.ndarray:
         """Z_{j-1}'s points to the standardised increment that takes it to ``c`` at ``t``."""
         step = math.sqrt(t - self.before)
-        return (np.asarray(c) * math.sqrt(t) - (0.0 if self.grid is None else self.grid)
-                * math.sqrt(self.before) - self.drift * (t - self.before)) / step
+        return (np.asarray(c) * math.sqrt(t) - self.grid * math.sqrt(self.before)
+                - self.drift * (t - self.before)) / step
 
     def beyond(self, t: float, c: float, above: bool = True) -> float:
         """The probability of reaching the look at ``t`` (staying in the continuation regions
