@@ -176,6 +176,17 @@ def test_a_job_stops_early_on_a_large_effect_and_drops_the_loser(monkeypatch, tm
     assert next(c for c in comparisons if c["strategy"] == "compact")["p_raw"] <= 0.05 / 12
 
 
+def test_the_analysis_names_slower_what_the_job_decided_slower(monkeypatch, tmp_path):
+    """Both sides count in the analysis as in the job: a cell whose strategies are all 25%
+    slower is a slower cell, as under the fixed design, not a cell without a difference."""
+    records, said = sequential_job({"compact": 1.25, "scatter": 1.25}, monkeypatch, tmp_path)
+    assert any("compact slower than os" in line for line in said)
+    design = {"baseline": "os", "alpha": 0.05 / 12, "spending": "obf", "maximum": 20}
+    [verdict], comparisons = verdict_tables(records, "os", 0.05, sequential=design)
+    assert verdict["outcome"] == "slower" and verdict["best_report"] == ""
+    assert {c["outcome"] for c in comparisons if c["strategy"] != "os"} == {"slower"}
+
+
 def test_a_job_without_an_effect_stops_for_futility_and_the_analysis_says_so(monkeypatch,
                                                                              tmp_path):
     records, said = sequential_job({}, monkeypatch, tmp_path)

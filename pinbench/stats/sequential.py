@@ -515,25 +515,29 @@ def decided_by(design: dict, base: Experiment, others: list[Experiment]) -> dict
 
 
 def analysis_test(design: dict) -> Callable[[Experiment, Experiment], float]:
-    """The analysis' p-value of an experiment being faster than the baseline under the
+    """The analysis' two-sided p-value of an experiment against the baseline under the
     sequential ``design`` (:func:`pinbench.workflow.jobsettings.sequential_design`, with its
     ``maximum``; ``looks``: how many, default :data:`LOOKS`; at 1, the fixed design's test,
-    two-sided with a sign): the looks the job made, replayed on both experiments' runs (those of the
-    rounds before each look) with the job's relabellings, read as :func:`sequential_p`."""
+    two-sided with a sign): the looks the job made, replayed on both experiments' runs (those
+    of the rounds before each look) with the job's relabellings, each side read as
+    :func:`sequential_p`, the smaller of the two (the job decides faster or slower alike; the
+    direction is the effect's, as under the fixed design)."""
     rounds = look_rounds(design["maximum"], design.get("looks", LOOKS))
     fractions = fractions_of(rounds, design["maximum"])
     spending = design.get("spending", "obf")
     levels = nominal(fractions, design["alpha"] / 2, spending)
 
-    def faster(base: Experiment, other: Experiment) -> float:
+    def test(base: Experiment, other: Experiment) -> float:
         reached = min(max(base.rounds, default=-1), max(other.rounds, default=-1)) + 1
-        p_values = []
+        comparison = Comparison()
         for n, level in zip(rounds, levels):
             if n > reached:
                 break
             x = [t for t, r in zip(base.times, base.rounds) if r < n]
             y = [t for t, r in zip(other.times, other.rounds) if r < n]
-            p_values.append(sides(x, y, draws_for(level))[0] if min(len(x), len(y)) >= MIN_N
-                            else 1.0)
-        return sequential_p(p_values, fractions, spending)
-    return faster
+            faster, slower = sides(x, y, draws_for(level)) if min(len(x), len(y)) >= MIN_N \
+                else (1.0, 1.0)
+            comparison.faster.append(faster)
+            comparison.slower.append(slower)
+        return min(comparison.p(fractions, spending))
+    return test
