@@ -6,13 +6,14 @@ Runs ``.venv/bin/snakemake --cores all`` on the campaign (config/config.yaml unl
 ``<name>-sequential`` (``design:`` set; their ``results/`` folders removed first, and left
 for a look), timing each call from outside (spawn to exit): the fixed one at the campaign's
 ``repetitions``, the sequential one at the maximum with the power of as many fixed runs
-(:func:`sequential_maximum`, its tests counted from the fixed campaign's cells). Then, per design: the runs
-measured (the runs table's rows), the call's wall time and the measuring processes' own
-time (their accounts: :meth:`Layout.account`), the quiet waits; and per cell (machine,
-benchmark, threads) whether both designs name the same strategy faster, report-wide (★)
-and by the cell's own verdict (☆), or both none. Two campaigns measure different runs, under
-whatever load each met; so the sequential rule (at most ``repetitions`` rounds) is also
-replayed on the fixed campaign's own runs (each strategy's in their order standing for its rounds), and its report-wide verdicts
+(:func:`sequential_maximum`, its tests counted from the fixed campaign's cells). Then, per
+design: the runs measured (the runs table's rows), the call's wall time and the measuring
+processes' own time (their accounts: :meth:`Layout.account`), the quiet waits; and per cell
+(machine, benchmark, threads) whether both designs name the same strategy faster,
+report-wide (★) and by the cell's own verdict (☆), or both none, and the same outcome (faster,
+slower or none). Two campaigns measure different runs, under whatever load each met; so the
+sequential rule (at most ``repetitions`` rounds) is also replayed on the fixed campaign's own
+runs (each strategy's in their order standing for its rounds), and its report-wide verdicts
 compared with the fixed design's on the same runs, as analysed today (one-sided) and with the
 sequential design's test at one look (two-sided with a sign).
 
@@ -226,7 +227,8 @@ def main() -> int:
                       f"{loaded['repetitions']} fixed runs", flush=True)
     fixed, sequential = found["fixed"]["verdicts"], found["sequential"]["verdicts"]
     cells = sorted(set(fixed) | set(sequential))
-    for column, mark in (("best_report", "report-wide"), ("best", "the cell's own")):
+    for column, mark in (("best_report", "report-wide"), ("best", "the cell's own"),
+                         ("outcome", "the cells' outcomes (faster, slower, none)")):
         same = [c for c in cells if c in fixed and c in sequential
                 and fixed[c][column] == sequential[c][column]]
         print(f"verdicts {mark}: the same in {len(same)} of {len(cells)} cells")
