@@ -266,13 +266,18 @@ def fixed_runs(maximum: int, alpha: float, power: float = POWER, spending: str =
 
 def maximum_for(runs: int, alpha: float, power: float = POWER, spending: str = "obf") -> int:
     """The least maximum of a sequential design with the power of ``runs`` fixed runs
-    (:func:`fixed_runs`).
+    (:func:`fixed_runs`), searched from the inflation of a design of ``runs``.
 
-    >>> maximum_for(35, 0.05 / 24)
-    42
+    >>> maximum_for(35, 0.05 / 24), maximum_for(20, 0.05 / 24), maximum_for(3, 0.05 / 24)
+    (42, 24, 3)
     """
-    maximum = runs
-    while fixed_runs(maximum, alpha, power, spending) < runs:
+    def matched(maximum: int) -> int:
+        return fixed_runs(maximum, alpha, power, spending)
+
+    maximum = max(runs, round(runs * runs / max(matched(runs), 1)))
+    while maximum > runs and matched(maximum - 1) >= runs:
+        maximum -= 1
+    while matched(maximum) < runs:
         maximum += 1
     return maximum
 
