@@ -4,12 +4,15 @@ side in one call: runs, wall time, and whether the verdicts agree.
 Runs ``.venv/bin/snakemake --cores all`` on the campaign (config/config.yaml unless
 ``--configfile``) twice from scratch, as campaigns ``<name>-fixed`` and
 ``<name>-sequential`` (``design:`` set; their ``results/`` folders removed first, and left
-for a look), timing each call from outside (spawn to exit). Then, per design: the runs
-measured (the runs table's rows), the call's wall time and the measuring processes' own
-time (their accounts: :meth:`Layout.account`), the quiet waits; and per cell (machine,
-benchmark, threads) whether both designs name the same strategy faster, report-wide (★)
-and by the cell's own verdict (☆), or both none. Two campaigns measure different runs, under
-whatever load each met; so the sequential rule is also replayed on the fixed campaign's own
+for a look), timing each call from outside (spawn to exit): the fixed one at the campaign's
+``repetitions``, the sequential one at the maximum with the power of as many fixed runs
+(:func:`sequential_maximum`, its tests counted from the fixed campaign's cells). Then, per
+design: the runs measured (the runs table's rows), the call's wall time and the measuring
+processes' own time (their accounts: :meth:`Layout.account`), the quiet waits; and per cell
+(machine, benchmark, threads) whether both designs name the same strategy faster,
+report-wide (★) and by the cell's own verdict (☆), or both none, and the same outcome (faster,
+slower or none). Two campaigns measure different runs, under whatever load each met; so the
+sequential rule (at most ``repetitions`` rounds) is also replayed on the fixed campaign's own
 runs (each strategy's in their order standing for its rounds), and its report-wide verdicts
 compared with the fixed design's on the same runs, as analysed today (one-sided) and with the
 sequential design's test at one look (two-sided with a sign).
@@ -124,7 +127,7 @@ def replay(config: dict, records: list, cells: dict) -> tuple[dict, dict, int]:
             continue
         rounds = stopping_rounds(design["baseline"], {s: [r.time_s for r in rs]
                                                       for s, rs in mine.items()},
-                                 design["maximum"], design["alpha"], design["futility"])
+                                 design["maximum"], design["alpha"], design["power"])
         kept += [dataclasses.replace(r, repetition=k) for s, rs in mine.items()
                  for k, r in enumerate(rs[:rounds[s]])]
     verdicts, _ = verdict_tables(kept, design["baseline"], alpha,
@@ -138,13 +141,24 @@ def replay(config: dict, records: list, cells: dict) -> tuple[dict, dict, int]:
             len(kept))
 
 
+def sequential_maximum(loaded: dict, cells: dict) -> int:
+    """The sequential design's maximum with the power of the fixed campaign's repetitions
+    (:func:`pinbench.stats.sequential.maximum_for`), its tests counted as its jobs count
+    them."""
+    from pinbench.stats.analyse import report_tests
+    from pinbench.stats.sequential import maximum_for
+
+    alpha = (1 - loaded["confidence"]) / report_tests(cells.values(), loaded["baseline"])
+    return maximum_for(loaded["repetitions"], alpha / 2, loaded["power"])
+
+
 def campaign_config(config: dict) -> dict:
     """The campaign as loaded (its defaults filled in), design sequential."""
     loaded, _ = campaign.load_campaign(copy.deepcopy(config) | {"design": "sequential"}, ROOT)
     return loaded
 
 
-def predicted(records: list, cells: dict, baseline: str, maximum: int, campaigns: int,
+def predicted(records: list, cells: dict, baseline: str, runs: int, campaigns: int,
               alpha: float) -> tuple[dict, Condition]:
     """The simulation's rates (:func:`pinbench.stats.simulate_sequential.measure`) for a
     campaign of the fixed one's shape (cells, experiments tested per cell) and noise
@@ -160,7 +174,7 @@ def predicted(records: list, cells: dict, baseline: str, maximum: int, campaigns
     by_cell = tuple({f"s{k + 1}": float(np.median(g.times) / np.median(base[cell].times))
                      for k, g in enumerate(tested)} for cell, tested in shape.items())
     condition = Condition("the fixed campaign's shape, noise and effects", cells=len(shape),
-                          strategies=strategies, n=maximum, spread=spread_of(records),
+                          strategies=strategies, n=runs, spread=spread_of(records),
                           by_cell=by_cell)
     return measure(condition, campaigns, alpha, seed=38, processes=2), condition
 
@@ -182,9 +196,11 @@ def main() -> int:
         print(f"# {config['campaign']}, repetitions {config.get('repetitions', 35)}; lock "
               f"{'private' if args.private_lock else 'shared'}; load average "
               f"{os.getloadavg()[0]:.2f} before", flush=True)
+        repetitions = config.get("repetitions", 35)
         for design in DESIGNS:
             found[design] = measure(config | {"campaign": f"{config['campaign']}-{design}",
-                                              "design": design}, Path(tmp), env)
+                                              "design": design, "repetitions": repetitions},
+                                    Path(tmp), env)
             r = found[design]
             print(f"{design:>10}: {r['runs']} runs, {r['wall_s']:.1f} s wall (measuring "
                   f"{r['measuring_s']:.1f} s, quiet waits {r['quiet_wait_s']:.1f} s); cells "
@@ -206,9 +222,13 @@ def main() -> int:
                       f"claims report-wide {sequential['false']:.1%} (fixed "
                       f"{fixed['false']:.1%}); faster ones found {power['sequential']} (fixed "
                       f"{power['fixed']})", flush=True)
+                repetitions = sequential_maximum(loaded, experiments)
+                print(f"# the sequential campaign: at most {repetitions} rounds, the power of "
+                      f"{loaded['repetitions']} fixed runs", flush=True)
     fixed, sequential = found["fixed"]["verdicts"], found["sequential"]["verdicts"]
     cells = sorted(set(fixed) | set(sequential))
-    for column, mark in (("best_report", "report-wide"), ("best", "the cell's own")):
+    for column, mark in (("best_report", "report-wide"), ("best", "the cell's own"),
+                         ("outcome", "the cells' outcomes (faster, slower, none)")):
         same = [c for c in cells if c in fixed and c in sequential
                 and fixed[c][column] == sequential[c][column]]
         print(f"verdicts {mark}: the same in {len(same)} of {len(cells)} cells")
@@ -217,7 +237,8 @@ def main() -> int:
                 print(f"  {'/'.join(cell)}: fixed {fixed.get(cell, {}).get(column) or 'none'}, "
                       f"sequential {sequential.get(cell, {}).get(column) or 'none'}")
     replayed, two_sided, runs = replay(config, records, experiments)
-    print(f"the sequential rule replayed on the fixed campaign's runs (each strategy's in "
+    print(f"the sequential rule (at most {loaded['repetitions']} rounds) replayed on the fixed "
+          f"campaign's runs (each strategy's in "
           f"their order): {runs} of {found['fixed']['runs']} runs")
     for name, other in (("fixed", fixed), ("fixed, two-sided", two_sided)):
         same = [c for c in cells if c in other and c in replayed

@@ -113,7 +113,8 @@ DELETE = object()
     (("quiet",), {"threshold": 0}, "quiet.threshold: 0 is less than or equal to the minimum of 0"),
     (("quiet",), {"busy_s": -1}, "quiet.busy_s: -1 is less than the minimum of 0"),
     (("design",), "adaptive", "design: 'adaptive' is not one of ['fixed', 'sequential']"),
-    (("futility",), 0.5, "futility: 0.5 is greater than or equal to the maximum of 0.5"),
+    (("power",), 0.5, "power: 0.5 is less than or equal to the minimum of 0.5"),
+    (("futility",), 0.01, "Additional properties are not allowed ('futility' was unexpected)"),
     (("surprise",), 1, "Additional properties are not allowed ('surprise' was unexpected)"),
     (("threads",), [0], "threads.0: 0 is less than the minimum of 1"),
     (("threads",), [9], "threads: 9 threads exceed the "),
@@ -293,7 +294,7 @@ def test_the_design_is_fixed_by_default_and_sequential_decides_at_alpha_over_the
     assert tests == 3
     settings = jobsettings.job_settings(config, "local", "spin", 1, "bin/spin", (1,),
                                         report_tests=tests)
-    assert settings.sequential == {"baseline": "os", "spending": "obf", "futility": 0.01,
+    assert settings.sequential == {"baseline": "os", "spending": "obf", "power": 0.85,
                                    "alpha": pytest.approx(0.05 / 3)}
     assert "sequential" not in jobsettings.job_settings(config | {"design": "fixed"}, "local",
                                                         "spin", 1, "bin/spin").to_json()

@@ -7,7 +7,7 @@ from pinbench.measure.settings import LAUNCHED, MATCHES, OPENMP, QUIET, SHORTHAN
 from pinbench.results.placements import Placement, read_placement, write_placement
 from pinbench.stats.analyse import verdict_tables
 from pinbench.stats.sample_size import MIN_N
-from pinbench.stats.sequential import FUTILITY
+from pinbench.stats.sequential import POWER
 from pinbench.topology import load
 from pinbench.workflow.campaign import SCHEMA
 from pinbench.workflow.jobsettings import report_tests, same_experiments
@@ -32,8 +32,8 @@ def test_the_schema_reads_a_printed_time_as_the_measuring_process_does():
     assert {name: time[name]["default"] for name in SHORTHAND} == SHORTHAND
 
 
-def test_the_schema_default_of_futility_is_the_sequential_design_default():
-    assert PROPERTIES["futility"]["default"] == FUTILITY
+def test_the_schema_default_of_power_is_the_sequential_design_default():
+    assert PROPERTIES["power"]["default"] == POWER
 
 
 def test_the_schema_refuses_fewer_repetitions_than_the_statistics_need():

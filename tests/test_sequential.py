@@ -7,6 +7,7 @@ import math
 import random
 
 import pytest
+from scipy import stats
 from test_launcher import TWO_PUS, job, placement
 
 import pinbench.measure.job as measuring
@@ -15,8 +16,9 @@ from pinbench.results.layout import STATS_FILES
 from pinbench.results.runs import RunRecord, write_runs
 from pinbench.stats.analyse import analyse, verdict_tables
 from pinbench.stats import sequential
-from pinbench.stats.sequential import (Cell, boundaries, fractions_of, look_rounds,
-                                       predictive_power, sequential_p, spent, stopping_rounds)
+from pinbench.stats.sequential import (Cell, boundaries, fixed_runs, fractions_of,
+                                       futility_design, look_rounds, maximum_for, sequential_p,
+                                       spent, stopping_rounds)
 
 FIVE = fractions_of([1, 2, 3, 4, 5], 5)
 
@@ -43,36 +45,67 @@ def test_the_sequential_p_value_is_the_smallest_level_that_crosses():
     assert sequential_p([0.9], FIVE) == 1.0
 
 
-def test_the_predictive_power_is_the_hand_computed_one():
-    """PP = Phi((z - c sqrt t) / sqrt(1 - t)) (Spiegelhalter, Freedman and Blackburn 1986):
-    at half the runs, a z of 0 against c = 1.96 gives Phi(-1.96) = 0.025; at a quarter, z =
-    1.96 gives Phi(0.98 / sqrt 0.75) = Phi(1.1316) = 0.8711; the futility boundary of gamma
-    is z = c sqrt t - z_gamma sqrt(1 - t)."""
-    assert predictive_power(0.0, 0.5, 1.96) == pytest.approx(0.025, abs=1e-4)
-    assert predictive_power(1.96, 0.25, 1.96) == pytest.approx(0.8711, abs=1e-4)
-    boundary = 2.5 * math.sqrt(0.4) - 2.3263 * math.sqrt(0.6)  # gamma = 0.01, c = 2.5
-    assert predictive_power(boundary, 0.4, 2.5) == pytest.approx(0.01, rel=1e-3)
-    assert predictive_power(3.0, 1.0, 2.5) == 1.0 and predictive_power(2.0, 1.0, 2.5) == 0.0
+def test_the_futility_boundaries_spend_beta_and_give_the_power_they_are_made_for():
+    """A seeded Monte Carlo of the canonical joint distribution (Brownian motion at the five
+    looks, 40000 paths): under no effect the efficacy boundaries alone cross with
+    probability alpha (futility non-binding); at the design's effect each look's futility
+    boundary is crossed first with probability beta (t_j - t_{j-1}) (linear spending) and
+    the efficacy ones with the design's power, the futility boundaries binding."""
+    import numpy as np
+
+    alpha, power = 0.05 / 24, 0.85
+    lower, drift = futility_design(FIVE, alpha, power)
+    upper = boundaries(FIVE, alpha)
+    assert lower[-1] == upper[-1] and all(a < c for a, c in zip(lower[:-1], upper))
+    steps = np.random.default_rng(11).standard_normal((40_000, 5)) * math.sqrt(0.2)
+    for effect in (0.0, drift):
+        z = np.cumsum(steps + effect * 0.2, axis=1) / np.sqrt(FIVE)
+        alive = np.ones(len(z), bool)
+        efficacy, futile = np.zeros(5), np.zeros(5)
+        for k in range(5):
+            up = alive & (z[:, k] >= upper[k])
+            down = alive & ~up & (z[:, k] < lower[k]) if effect else np.zeros(len(z), bool)
+            efficacy[k], futile[k] = up.mean(), down.mean()
+            alive &= ~(up | down)
+        if effect:
+            assert efficacy.sum() == pytest.approx(power, abs=0.006)
+            assert futile[:-1] == pytest.approx([0.15 * 0.2] * 4, abs=0.004)
+        else:
+            assert efficacy.sum() == pytest.approx(alpha, abs=0.0012)
 
 
-def test_a_look_stops_a_comparison_for_futility_by_its_predictive_power():
-    """Two interleaved samples at the first of five looks (7 of 35 rounds) with alpha 0.05 / 12:
-    a one-sided p of 0.5146 (z = -0.037) and a last boundary c = 2.8948 (alpha / 2 = 0.05 / 24)
-    give PP = Phi((-0.037 - 2.8948 sqrt .2) / sqrt .8) = Phi(-1.488) = 6.8%: futile at gamma
-    0.1, not at 0.05."""
-    times = {"os": [1.0, 1.02, 1.04, 1.06, 1.08, 1.10, 1.12],
-             "a": [1.01, 1.03, 1.05, 1.06, 1.07, 1.09, 1.11]}
-    for gamma, futile in ((0.1, True), (0.05, False)):
-        cell = Cell("os", ["a"], 35, 0.05 / 12, futility=gamma)
-        lines = cell.look(7, times)
-        comparison = cell.comparisons["a"]
-        assert comparison.faster == [pytest.approx(0.5146, abs=1e-3)]
-        assert cell.predictive(comparison, 0) == pytest.approx(0.068, abs=0.002)
-        assert comparison.futile == futile and cell.done() == futile
-        assert cell.decided_by("a") == ("futility after 7 rounds" if futile
-                                        else "the maximum (35 rounds)")
-        assert lines == (["a dropped: futile, no difference expected (predictive power 6.83% "
-                          "< 10.00%)"] if futile else [])
+def test_the_design_matches_the_fixed_design_it_names():
+    """The drift of the design's effect at its maximum is larger than the fixed design's
+    z_alpha + z_beta by the maximum's inflation: at the default campaign's 12 tests (each
+    side at 0.05 / 24), 42 rounds at most have the power of 35 fixed runs, 41 have less."""
+    alpha = 0.05 / 24
+    assert maximum_for(35, alpha) == 42
+    assert fixed_runs(42, alpha) >= 35 > fixed_runs(41, alpha)
+    drift = futility_design(fractions_of(look_rounds(42), 42), alpha)[1]
+    fixed = float(stats.norm.isf(alpha) + stats.norm.isf(0.15))
+    # the fixed design of fixed_runs(41) runs has at most the power 0.85 at that effect
+    assert drift * math.sqrt(fixed_runs(42, alpha) / 42) <= fixed
+    assert drift * math.sqrt((fixed_runs(42, alpha) + 1) / 42) > fixed
+
+
+def test_a_look_stops_a_comparison_for_futility_below_its_boundary():
+    """At the second of five looks (14 of 35 rounds), two samples alike (z about 0) are
+    below the futility boundary (about 0.9): futile; at the first (z about 0.5 above a
+    boundary about 0), not yet."""
+    rng = random.Random(2)
+    times = {s: [1 + 0.01 * rng.gauss(0, 1) for _ in range(14)] for s in ("os", "a")}
+    cell = Cell("os", ["a"], 35, 0.05 / 12)
+    comparison = cell.comparisons["a"]
+    assert cell.look(7, {s: t[:7] for s, t in times.items()}) == []
+    z, bound = cell.futility(comparison, 0)
+    assert not comparison.futile and z >= bound and abs(bound) < 0.1
+    lines = cell.look(14, times)
+    z, bound = cell.futility(comparison, 1)
+    assert abs(z) < 0.5 < bound == pytest.approx(0.94, abs=0.01) and comparison.futile
+    assert cell.done()
+    assert lines == [f"a dropped: futile, no difference expected (z {z:.2f} below the "
+                     f"futility boundary {bound:.2f})"]
+    assert cell.decided_by("a") == "futility after 14 rounds"
 
 
 def test_futility_stops_most_cells_without_an_effect_and_none_with_a_large_one():
@@ -83,9 +116,9 @@ def test_futility_stops_most_cells_without_an_effect_and_none_with_a_large_one()
     under_h0, planted = [], []
     for _ in range(8):
         noise = {s: list(np.exp(0.03 * rng.standard_normal(35))) for s in ("os", "a", "b")}
-        under_h0.append(stopping_rounds("os", noise, 35, 0.05 / 16, futility=0.01))
+        under_h0.append(stopping_rounds("os", noise, 35, 0.05 / 16))
         noise["a"] = [0.9 * t for t in noise["a"]]  # 10% faster: decided, never futile
-        cell = Cell("os", ["a", "b"], 35, 0.05 / 16, futility=0.01)
+        cell = Cell("os", ["a", "b"], 35, 0.05 / 16)
         planted.append(sequential.run_rule(cell, lambda s, n, noise=noise: noise[s][:n]))
         assert cell.comparisons["a"].decided == "faster" and not cell.comparisons["a"].futile
     assert sum(r["os"] < 35 for r in under_h0) >= 6
@@ -109,11 +142,11 @@ def planted(factors: dict[str, float], seed: int = 3, other_cpu: float | None = 
     return measure_one
 
 
-def sequential_job(factors, monkeypatch, tmp_path, futility=0.0):
+def sequential_job(factors, monkeypatch, tmp_path):
     monkeypatch.setattr(measuring, "measure_one", planted(factors))
     spec = job("/bin/true", PLACEMENTS, repetitions=20, quiet={"threshold": 0.1, "max_wait_s": 0},
                sequential={"baseline": "os", "alpha": 0.05 / 12, "spending": "obf",
-                           "futility": futility})
+                           "power": 0.85})
     said = []
     records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
                       said.append)
@@ -124,11 +157,13 @@ def sequential_job(factors, monkeypatch, tmp_path, futility=0.0):
 
 
 def test_a_job_stops_early_on_a_large_effect_and_drops_the_loser(monkeypatch, tmp_path):
-    records, said = sequential_job({"compact": 0.8, "scatter": 1.0}, monkeypatch, tmp_path)
+    records, said = sequential_job({"compact": 0.8, "scatter": 0.95}, monkeypatch, tmp_path)
+    assert said[0].endswith("sequential design, at most 20 rounds, the power of 17 fixed runs "
+                            "(the power of 20: repetitions 24)")
     assert look_rounds(20) == [4, 8, 12, 16, 20]
     runs = {s: sum(r.strategy == s for r in records) for s in PLACEMENTS}
     assert runs["compact"] == runs["os"] < 20  # decided before the maximum
-    assert runs["scatter"] <= runs["os"]  # dropped: it cannot beat compact
+    assert runs["scatter"] <= runs["os"]  # faster than os, dropped: it cannot beat compact
     assert any("compact faster than os" in line for line in said)
     assert any("scatter dropped: cannot beat compact" in line for line in said)
     assert any("every comparison decided after" in line and "runs of 60 saved" in line
@@ -141,19 +176,24 @@ def test_a_job_stops_early_on_a_large_effect_and_drops_the_loser(monkeypatch, tm
     assert next(c for c in comparisons if c["strategy"] == "compact")["p_raw"] <= 0.05 / 12
 
 
-def test_a_job_without_an_effect_runs_to_its_maximum_without_futility(monkeypatch, tmp_path):
-    records, said = sequential_job({}, monkeypatch, tmp_path)
-    assert len(records) == 60
-    assert not any("dropped" in line or "decided" in line for line in said)
+def test_the_analysis_names_slower_what_the_job_decided_slower(monkeypatch, tmp_path):
+    """Both sides count in the analysis as in the job: a cell whose strategies are all 25%
+    slower is a slower cell, as under the fixed design, not a cell without a difference."""
+    records, said = sequential_job({"compact": 1.25, "scatter": 1.25}, monkeypatch, tmp_path)
+    assert any("compact slower than os" in line for line in said)
+    design = {"baseline": "os", "alpha": 0.05 / 12, "spending": "obf", "maximum": 20}
+    [verdict], comparisons = verdict_tables(records, "os", 0.05, sequential=design)
+    assert verdict["outcome"] == "slower" and verdict["best_report"] == ""
+    assert {c["outcome"] for c in comparisons if c["strategy"] != "os"} == {"slower"}
 
 
 def test_a_job_without_an_effect_stops_for_futility_and_the_analysis_says_so(monkeypatch,
                                                                              tmp_path):
-    records, said = sequential_job({}, monkeypatch, tmp_path, futility=0.2)
+    records, said = sequential_job({}, monkeypatch, tmp_path)
     assert len(records) < 60
     assert any("dropped: futile, no difference expected" in line for line in said)
     design = {"baseline": "os", "alpha": 0.05 / 12, "spending": "obf", "maximum": 20,
-              "futility": 0.2}
+              "power": 0.85}
     [verdict], comparisons = verdict_tables(records, "os", 0.05, sequential=design)
     assert verdict["best_report"] == ""
     decided = {c["strategy"]: c["decided_by"] for c in comparisons}
@@ -162,7 +202,7 @@ def test_a_job_without_an_effect_stops_for_futility_and_the_analysis_says_so(mon
     outputs = {kind: tmp_path / name for kind, name in STATS_FILES.items()}
     text = analyse(tmp_path / "runs.csv", outputs, campaign="c", baseline="os",
                    confidence=0.95, sequential=design)
-    assert text.startswith("sequential design (futility 0.2): of 2 comparisons, ")
+    assert text.startswith("sequential design (power 0.85): of 2 comparisons, ")
     assert "futile (no difference)" in text.splitlines()[0]
     runs = {s: sum(r.strategy == s for r in records) for s in PLACEMENTS}
     for strategy, how in decided.items():  # the analysis' replay stops where the job did

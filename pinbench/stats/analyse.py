@@ -263,11 +263,11 @@ def analyse(runs_csv: Path, outputs: dict[str, Path], *, campaign: str, baseline
         text = (f"too few runs for the verdicts (the tables below test each strategy alone at "
                 f"{1 - confidence:.2g}): {note}\n\n" + text)
     if sequential:
-        from pinbench.stats.sequential import decisions_text
+        from pinbench.stats.sequential import POWER, decisions_text
 
         tested = {(c["machine"], c["benchmark"], c["threads"], c["experiment"]): c["decided_by"]
                   for c in comparisons if c["decided_by"]}
-        text = decisions_text(list(tested.values()), sequential.get("futility", 0.0)) + \
+        text = decisions_text(list(tested.values()), sequential.get("power", POWER)) + \
             "\n\n" + text
     if metric != "time":
         text = (f"metric: {metric} per run (lower is better), not the run time: every test, "

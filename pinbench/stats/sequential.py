@@ -39,27 +39,26 @@ with the smallest median run time, beats at the report's first level (two-sided,
 alpha / m_report) is dropped: it can no longer be the best. It is not measured again and
 its comparison keeps the looks it reached.
 
-**Futility (stochastic curtailment).** Most comparisons of a campaign have no effect, and
-nothing above would stop them before the maximum. At each look but the last, a comparison
-not yet decided whose **predictive power** is below ``futility`` (gamma) stops as "no
-difference" (outcome none) and its experiment is no longer measured. The predictive power is
-the probability, averaged over the effects the runs so far leave plausible (a flat prior),
-that the comparison would cross the last look's boundary c_K at the maximum: with Z_j the
-look's z-statistic of its more favourable side at information fraction t,
-PP = Phi((Z_j - c_K sqrt t) / sqrt(1 - t)) (Spiegelhalter, Freedman and Blackburn,
-"Monitoring clinical trials: conditional or predictive power?", Controlled Clinical Trials
-7, 1986; Jennison and Turnbull ch. 10, stochastic curtailment; the conditional power of Lan,
-Simon and Halperin, "Stochastically curtailed tests in long-term clinical trials",
-Sequential Analysis 1, 1982, under the current trend stops more often early and costs more
-power at the same gamma: docs/statistics.md). Had the cell gone on, the fixed design would also have said none with
-probability about 1 - gamma. The rule is **non-binding**: the efficacy boundaries are computed
-without it (as if no comparison ever stopped for futility), and a stop for futility only
-takes away chances to cross, so the error over the report stays at most alpha whatever
-gamma (Jennison and Turnbull ch. 10: a curtailment rule that is not binding leaves the type I
-error of the boundaries as computed; the same holds under Holm's graph, Maurer and
-Bretz above). Futility costs power instead, which the simulation measures. A cell stops when
-every experiment left is decided (faster or slower), dropped or stopped for futility, or at
-its maximum.
+**Futility (beta spending) and the maximum.** Most comparisons of a campaign have no
+effect, and nothing above would stop them before the maximum. Each side also has a lower,
+futility boundary a_1..a_K (Pampallona and Tsiatis 1994; Jennison and Turnbull ch. 7.3):
+at the effect the design is made for, whose last look's z has mean ``drift``, the chance of
+stopping below a_j at look j (staying between the boundaries before) is the share of
+beta = 1 - ``power`` spent there, beta t (:func:`beta_spent`), and the drift is the one at which
+the design's power, futility binding, is ``power`` (:func:`futility_design`, the same
+recursive integration with a drift). At a look but the last, a comparison not yet decided
+whose more favourable side's z is below a_j (neither side can plausibly cross: the inner
+wedge of a two-sided design, Jennison and Turnbull ch. 5) stops as "no difference" (outcome
+none), its experiment no longer measured. The rule is **non-binding**: the efficacy
+boundaries are computed without it, and a stop for futility only takes away chances to
+cross, so the error over the report stays at most alpha (also under Holm's graph, Maurer and
+Bretz above). Its price is power, paid with runs: no rule that stops early can have more
+power than the fixed design of its maximum (the fixed test is the most powerful on those
+runs: Neyman-Pearson), so the design's maximum is larger than the fixed design it matches
+(:func:`fixed_runs`: the most runs whose fixed test has at most ``power`` at the design's
+effect; :func:`maximum_for`: the least maximum with the power of n fixed runs; 42 for 35 at
+the default campaign's 12 tests). A cell stops when every experiment left is decided (faster
+or slower), dropped or stopped for futility, or at its maximum.
 
 ``python -m pinbench.stats.simulate_sequential`` measures both designs' error rates, power
 and runs (docs/statistics.md).
@@ -90,9 +89,13 @@ _LEVELS = np.logspace(-12, math.log10(0.5), 61)
 _PER_UNIT, _LOW, _HIGH = 16, -9.0, 12.0
 #: The most random relabellings of one test at a look (its smallest p-value: 1 / this).
 MAX_DRAWS = 1_000_000
-#: The default futility threshold gamma on the predictive power (the campaign's
-#: ``futility``), chosen by the simulation (docs/statistics.md).
-FUTILITY = 0.01
+#: The design's power at the effect it is made for (the campaign's ``power``): the fixed
+#: design it matches finds that effect with this probability; its futility boundary spends
+#: 1 - this.
+POWER = 0.85
+#: The futility boundary's spending function's exponent (:func:`beta_spent`), chosen by a
+#: sweep of the runs under no effect against the maximum (docs/statistics.md).
+RHO = 1.0
 
 
 def spent(t: float, alpha: float, spending: str = "obf") -> float:
@@ -129,11 +132,60 @@ def _simpson(z: np.ndarray) -> np.ndarray:
     return w * h / 3
 
 
-def _grid(upper: float) -> np.ndarray:
-    """The points of the continuation region below ``upper``, cut at the tails."""
-    upper = min(max(upper, _LOW + 1), _HIGH)
-    points = int((upper - _LOW) * _PER_UNIT) | 1
-    return np.linspace(_LOW, upper, max(points, 3))
+def _grid(lower: float, upper: float) -> np.ndarray:
+    """The points of the continuation region between ``lower`` and ``upper``, cut at the
+    tails."""
+    lower, upper = max(lower, _LOW), min(max(upper, _LOW + 1), _HIGH)
+    lower = min(lower, upper - 1 / _PER_UNIT)
+    points = int((upper - lower) * _PER_UNIT) | 1
+    return np.linspace(lower, upper, max(points, 3))
+
+
+@dataclass
+class _Walk:
+    """The density of the standardised statistic Z_j at a look on its continuation region
+    (Z_j has mean ``drift`` sqrt(t_j), independent increments: Jennison and Turnbull ch. 19,
+    the recursive integration), look after look."""
+
+    drift: float
+    before: float = 0.0  #: the information fraction of the last look (0: none yet)
+    grid: np.ndarray | None = None
+    density: np.ndarray | None = None
+
+    def _z(self, t: float, c: np.ndarray | float) -> np.ndarray:
+        """Z_{j-1}'s points to the standardised increment that takes it to ``c`` at ``t``."""
+        step = math.sqrt(t - self.before)
+        return (np.asarray(c) * math.sqrt(t) - self.grid * math.sqrt(self.before)
+                - self.drift * (t - self.before)) / step
+
+    def beyond(self, t: float, c: float, above: bool = True) -> float:
+        """The probability of reaching the look at ``t`` (staying in the continuation regions
+        before it) with Z at least ``c`` (``above``) or below it."""
+        tail = stats.norm.sf if above else stats.norm.cdf
+        if self.grid is None:
+            return float(tail(c - self.drift * math.sqrt(t)))
+        return float(_simpson(self.grid) @ (self.density * tail(self._z(t, c))))
+
+    def advance(self, t: float, lower: float, upper: float) -> None:
+        """Move to the look at ``t``, its continuation region (``lower``, ``upper``)."""
+        new = _grid(lower, upper)
+        if self.grid is None:
+            density = stats.norm.pdf(new - self.drift * math.sqrt(t))
+        else:
+            step = math.sqrt(t - self.before)
+            kernel = stats.norm.pdf(self._z(t, new[:, None])) * (math.sqrt(t) / step)
+            density = kernel @ (_simpson(self.grid) * self.density)
+        self.grid, self.density, self.before = new, density, t
+
+
+def _solve(chance: Callable[[float], float], share: float, low: float, high: float) -> float:
+    """The z in [low, high] where the increasing ``chance`` reaches ``share``; the ends when
+    it does not."""
+    if chance(high) <= share:
+        return high
+    if chance(low) >= share:
+        return low
+    return optimize.brentq(lambda z: chance(z) - share, low, high, xtol=1e-10)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -143,33 +195,91 @@ def boundaries(fractions: tuple[float, ...], alpha: float, spending: str = "obf"
     level ``alpha`` spent by ``spending`` (see the module's text); inf where a look spends
     nothing."""
     bounds: list[float] = []
-    density = weights = grid = None  # of Z_{j-1} on its continuation region
-    before, spent_before = 0.0, 0.0
+    walk = _Walk(0.0)
     for t in fractions:
-        share = spent(t, alpha, spending) - spent_before
-        if density is None:
-            c = float(stats.norm.isf(share)) if share > 0 else math.inf
-            grid = _grid(c)
-            density = stats.norm.pdf(grid)
-        else:
-            step = math.sqrt(t - before)
-
-            def crossing(c: float) -> float:
-                return float(weights @ (density * stats.norm.sf(
-                    (c * math.sqrt(t) - grid * math.sqrt(before)) / step)))
-
-            if share <= 0 or crossing(40.0) >= share:
-                c = math.inf
-            else:
-                c = optimize.brentq(lambda z: crossing(z) - share, -5.0, 40.0, xtol=1e-10)
-            new = _grid(c)
-            z = (new[:, None] * math.sqrt(t) - grid[None, :] * math.sqrt(before)) / step
-            kernel = np.exp(-0.5 * z * z) * (math.sqrt(t) / step / math.sqrt(2 * math.pi))
-            grid, density = new, kernel @ (weights * density)
-        weights = _simpson(grid)
+        share = spent(t, alpha, spending) - spent(walk.before, alpha, spending)
+        c = -_solve(lambda z, t=t: walk.beyond(t, -z), share, -40.0, 5.0) \
+            if share > 0 else math.inf
+        c = math.inf if c >= 40.0 else c
         bounds.append(c)
-        before, spent_before = t, spent(t, alpha, spending)
+        walk.advance(t, -math.inf, c)
     return tuple(bounds)
+
+
+def beta_spent(t: float, beta: float) -> float:
+    """The type II error spent on futility up to information fraction ``t``:
+    beta t^:data:`RHO` (Kim and DeMets' power family; the futility boundary's spending,
+    Pampallona and Tsiatis 1994, Jennison and Turnbull ch. 7.3).
+
+    >>> beta_spent(0.5, 0.15) == 0.15 * 0.5 ** RHO, beta_spent(1.0, 0.15)
+    (True, 0.15)
+    """
+    return beta * min(max(t, 0.0), 1.0) ** RHO
+
+
+def _futility_at(fractions: tuple[float, ...], upper: tuple[float, ...], beta: float,
+                 drift: float) -> tuple[tuple[float, ...], float]:
+    """The futility boundaries spending ``beta`` under ``drift`` (the last look's: its
+    efficacy boundary) and the power there, the futility boundaries binding."""
+    lower, power = [], 0.0
+    walk = _Walk(drift)
+    for k, (t, c) in enumerate(zip(fractions, upper)):
+        top = min(c, _HIGH)
+        share = beta_spent(t, beta) - beta_spent(walk.before, beta)
+        a = top if k == len(fractions) - 1 else _solve(
+            lambda z, t=t: walk.beyond(t, z, above=False), share, _LOW, top)
+        power += walk.beyond(t, c)
+        lower.append(a)
+        walk.advance(t, a, c)
+    return tuple(lower), power
+
+
+@functools.lru_cache(maxsize=1024)
+def futility_design(fractions: tuple[float, ...], alpha: float, power: float = POWER,
+                    spending: str = "obf") -> tuple[tuple[float, ...], float]:
+    """The one-sided futility boundaries (z scale: a side stops for futility when its z is
+    below) of the design looking at ``fractions`` with level ``alpha`` spent by ``spending``,
+    and the drift (the mean of the last look's z) of the effect it finds with ``power``:
+    beta = 1 - power spent by :func:`beta_spent` under that effect, the drift the one whose
+    power, futility binding, is ``power`` (Pampallona and Tsiatis, "Group sequential designs
+    for one-sided and two-sided hypothesis testing with provision for early stopping in favor
+    of the null hypothesis", J. Stat. Planning and Inference 42, 1994; Jennison and Turnbull
+    ch. 7.3). The efficacy boundaries are :func:`boundaries`', computed without futility: the
+    rule is non-binding."""
+    upper = boundaries(fractions, alpha, spending)
+    beta = 1 - power
+    fixed = float(stats.norm.isf(alpha) + stats.norm.isf(beta))
+    drift = optimize.brentq(lambda d: _futility_at(fractions, upper, beta, d)[1] - power,
+                            fixed, 3 * fixed, xtol=1e-8)
+    return _futility_at(fractions, upper, beta, drift)[0], drift
+
+
+def fixed_runs(maximum: int, alpha: float, power: float = POWER, spending: str = "obf") -> int:
+    """The runs of the fixed design the sequential one of ``maximum`` rounds matches: the most
+    whose one-sided test at ``alpha`` has at most the sequential design's ``power`` at the
+    effect that design is made for (:func:`futility_design`)."""
+    drift = futility_design(fractions_of(look_rounds(maximum), maximum), alpha, power,
+                            spending)[1]
+    share = (stats.norm.isf(alpha) + stats.norm.isf(1 - power)) / drift
+    return int(maximum * share * share + 1e-9)
+
+
+def maximum_for(runs: int, alpha: float, power: float = POWER, spending: str = "obf") -> int:
+    """The least maximum of a sequential design with the power of ``runs`` fixed runs
+    (:func:`fixed_runs`), searched from the inflation of a design of ``runs``.
+
+    >>> maximum_for(35, 0.05 / 24), maximum_for(20, 0.05 / 24), maximum_for(3, 0.05 / 24)
+    (42, 24, 3)
+    """
+    def matched(maximum: int) -> int:
+        return fixed_runs(maximum, alpha, power, spending)
+
+    maximum = max(runs, round(runs * runs / max(matched(runs), 1)))
+    while maximum > runs and matched(maximum - 1) >= runs:
+        maximum -= 1
+    while matched(maximum) < runs:
+        maximum += 1
+    return maximum
 
 
 def nominal(fractions: tuple[float, ...], alpha: float, spending: str = "obf"
@@ -209,18 +319,6 @@ def sequential_p(p_values: Sequence[float], fractions: tuple[float, ...],
                 math.log(_LEVELS[above]) - math.log(_LEVELS[above - 1]))))
         best = min(best, level)
     return min(1.0, 2 * best)
-
-
-def predictive_power(z: float, t: float, final: float) -> float:
-    """The predictive power (flat prior) of a one-sided test at information fraction ``t``
-    with z-statistic ``z`` to cross ``final``, the boundary at t = 1 (see the module's text).
-
-    >>> round(predictive_power(0.0, 0.5, 1.96), 4), round(predictive_power(1.96, 0.25, 1.96), 4)
-    (0.025, 0.8711)
-    """
-    if t >= 1:
-        return float(z >= final)
-    return float(stats.norm.cdf((z - final * math.sqrt(t)) / math.sqrt(1 - t)))
 
 
 def fractions_of(rounds: Sequence[int], maximum: int) -> tuple[float, ...]:
@@ -279,7 +377,7 @@ class Cell:
     maximum: int  #: the design's maximum rounds (``repetitions``)
     alpha: float  #: the level each comparison is decided at: alpha / m_report
     spending: str = "obf"
-    futility: float = 0.0  #: gamma: stop a comparison whose predictive power is below it
+    power: float = POWER  #: at the effect the design is made for (:func:`futility_design`)
     comparisons: dict[str, Comparison] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -331,22 +429,23 @@ class Cell:
                     sides(times[name], times[best], draws_for(level))[0] <= level:
                 comparison.dropped = f"cannot beat {best}"
             elif not comparison.decided and name in tested and rounds < self.maximum:
-                chance = self.predictive(comparison, at)
-                if chance < self.futility:
+                z, bound = self.futility(comparison, at)
+                if z < bound:
                     comparison.futile = True
-                    comparison.dropped = (f"futile, no difference expected (predictive power "
-                                          f"{chance:.2%} < {self.futility:.2%})")
+                    comparison.dropped = (f"futile, no difference expected (z {z:.2f} below "
+                                          f"the futility boundary {bound:.2f})")
             if comparison.dropped:
                 comparison.at = comparison.at or rounds
                 lines.append(f"{name} dropped: {comparison.dropped}")
         return lines
 
-    def predictive(self, comparison: Comparison, at: int) -> float:
-        """The predictive power of ``comparison`` at look ``at`` (its more favourable side:
-        :func:`predictive_power`) to cross the last look's boundary."""
-        final = boundaries(self.fractions, self.alpha / 2, self.spending)[-1]
+    def futility(self, comparison: Comparison, at: int) -> tuple[float, float]:
+        """The z-statistic of ``comparison``'s more favourable side at look ``at`` and the
+        look's futility boundary (:func:`futility_design`): below it, neither side can
+        plausibly cross (the inner wedge of a two-sided design, Jennison and Turnbull ch. 5)."""
+        lower = futility_design(self.fractions, self.alpha / 2, self.power, self.spending)[0]
         z = float(stats.norm.isf(min(comparison.faster[at], comparison.slower[at])))
-        return predictive_power(z, self.fractions[at], final)
+        return z, lower[at]
 
     def decided_by(self, name: str) -> str:
         """How the design decided experiment ``name``'s comparison, in words."""
@@ -364,12 +463,12 @@ class Cell:
         return all(self.comparisons[e].decided for e in self.measured[1:])
 
 
-def decisions_text(decided: list[str], futility: float) -> str:
+def decisions_text(decided: list[str], power: float) -> str:
     """One line on what decided a report's comparisons under the sequential design, from
     each one's :meth:`Cell.decided_by`.
 
     >>> decisions_text(["futility after 14 rounds", "faster after 7 rounds",
-    ...                 "the maximum (35 rounds)", "futility after 21 rounds"], 0.01)[35:]
+    ...                 "the maximum (35 rounds)", "futility after 21 rounds"], 0.85)[32:]
     'of 4 comparisons, 1 decided before the maximum, 2 futile (no difference), 1 ran to the maximum'
     """
     kinds = {"decided before the maximum": 0, "futile (no difference)": 0, "dropped": 0,
@@ -380,7 +479,7 @@ def decisions_text(decided: list[str], futility: float) -> str:
             "ran to the maximum" if how.startswith("the maximum") else "decided before the maximum"
         kinds[kind] += 1
     said = ", ".join(f"{count} {kind}" for kind, count in kinds.items() if count)
-    return f"sequential design (futility {futility:g}): of {len(decided)} comparisons, {said}"
+    return f"sequential design (power {power:g}): of {len(decided)} comparisons, {said}"
 
 
 def run_rule(cell: Cell, upto: Callable[[str, int], list[float]]) -> dict[str, int]:
@@ -400,12 +499,12 @@ def run_rule(cell: Cell, upto: Callable[[str, int], list[float]]) -> dict[str, i
 
 
 def stopping_rounds(baseline: str, times: dict[str, list[float]], maximum: int, alpha: float,
-                    futility: float = 0.0) -> dict[str, int]:
+                    power: float = POWER) -> dict[str, int]:
     """The rounds each experiment of a cell runs under the job's rule (:class:`Cell`), from
     every experiment's run times of all ``maximum`` rounds in round order (a simulation, or a
     fixed-design campaign replayed)."""
     cell = Cell(baseline, [s for s in times if s != baseline], maximum, alpha,
-                futility=futility)
+                power=power)
     return run_rule(cell, lambda s, n: times[s][:n])
 
 
@@ -414,32 +513,36 @@ def decided_by(design: dict, base: Experiment, others: list[Experiment]) -> dict
     comparisons with ``base`` (:meth:`Cell.decided_by`), its job's looks replayed on the runs
     of the rounds before each."""
     cell = Cell(base.name, [g.name for g in others], design["maximum"], design["alpha"],
-                design.get("spending", "obf"), design.get("futility", 0.0))
+                design.get("spending", "obf"), design.get("power", POWER))
     runs = {g.name: g for g in [base, *others]}
     run_rule(cell, lambda s, n: [t for t, r in zip(runs[s].times, runs[s].rounds) if r < n])
     return {g.name: cell.decided_by(g.name) for g in others}
 
 
 def analysis_test(design: dict) -> Callable[[Experiment, Experiment], float]:
-    """The analysis' p-value of an experiment being faster than the baseline under the
+    """The analysis' two-sided p-value of an experiment against the baseline under the
     sequential ``design`` (:func:`pinbench.workflow.jobsettings.sequential_design`, with its
     ``maximum``; ``looks``: how many, default :data:`LOOKS`; at 1, the fixed design's test,
-    two-sided with a sign): the looks the job made, replayed on both experiments' runs (those of the
-    rounds before each look) with the job's relabellings, read as :func:`sequential_p`."""
+    two-sided with a sign): the looks the job made, replayed on both experiments' runs (those
+    of the rounds before each look) with the job's relabellings, each side read as
+    :func:`sequential_p`, the smaller of the two (the job decides faster or slower alike; the
+    direction is the effect's, as under the fixed design)."""
     rounds = look_rounds(design["maximum"], design.get("looks", LOOKS))
     fractions = fractions_of(rounds, design["maximum"])
     spending = design.get("spending", "obf")
     levels = nominal(fractions, design["alpha"] / 2, spending)
 
-    def faster(base: Experiment, other: Experiment) -> float:
+    def test(base: Experiment, other: Experiment) -> float:
         reached = min(max(base.rounds, default=-1), max(other.rounds, default=-1)) + 1
-        p_values = []
+        comparison = Comparison()
         for n, level in zip(rounds, levels):
             if n > reached:
                 break
             x = [t for t, r in zip(base.times, base.rounds) if r < n]
             y = [t for t, r in zip(other.times, other.rounds) if r < n]
-            p_values.append(sides(x, y, draws_for(level))[0] if min(len(x), len(y)) >= MIN_N
-                            else 1.0)
-        return sequential_p(p_values, fractions, spending)
-    return faster
+            faster, slower = sides(x, y, draws_for(level)) if min(len(x), len(y)) >= MIN_N \
+                else (1.0, 1.0)
+            comparison.faster.append(faster)
+            comparison.slower.append(slower)
+        return min(comparison.p(fractions, spending))
+    return test

@@ -1,7 +1,7 @@
 """Error rates, power and runs of the sequential design against the fixed one, by simulation.
 
 ``python -m pinbench.stats.simulate_sequential [--grid small|full] [--spread S]
-[--futility GAMMA] [--processes P]``.
+[--power P] [--processes P]``.
 
 The same shape as :mod:`pinbench.stats.simulate`: a simulated campaign is ``cells``
 measurement jobs of a baseline and ``strategies`` others, run times
@@ -14,9 +14,12 @@ twice from the same stream of noise:
   sequential design's test at one look (two-sided with a sign, each side at alpha / 2:
   ``fixed, two-sided``), the like-for-like comparison;
 - **sequential**: the job's rule (:func:`pinbench.stats.sequential.stopping_rounds`: looks every
-  n / 5 rounds, O'Brien-Fleming-type spending at alpha / m_report per comparison, drops, stops
-  for futility below the predictive power ``--futility``), then the analysis' replay of its
-  looks (:func:`pinbench.stats.sequential.analysis_test`) with Holm over the report.
+  maximum / 5 rounds, O'Brien-Fleming-type spending at alpha / m_report per comparison, drops,
+  stops for futility below the beta-spending boundary of ``--power``), then the analysis'
+  replay of its looks (:func:`pinbench.stats.sequential.analysis_test`) with Holm over the
+  report. Its maximum is the least with the power of ``n`` fixed runs
+  (:func:`pinbench.stats.sequential.maximum_for`), its first ``n`` rounds the fixed design's
+  runs (the same noise).
 
 Printed per condition and design: the share of campaigns whose report-wide decision names
 a strategy faster that is not (the family-wise error over the report, a planted slower one
@@ -40,7 +43,7 @@ import numpy as np
 from pinbench.results.runs import RunRecord
 from pinbench.stats.analyse import verdict_tables
 from pinbench.stats.proportion import wilson_interval
-from pinbench.stats.sequential import FUTILITY, look_rounds, stopping_rounds
+from pinbench.stats.sequential import POWER, look_rounds, maximum_for, stopping_rounds
 from pinbench.stats.simulate import BASELINE, _record
 
 DESIGNS = ("fixed, one-sided", "fixed, two-sided", "sequential")
@@ -53,12 +56,17 @@ class Condition:
     name: str
     cells: int = 6  #: measurement jobs
     strategies: int = 4  #: besides the baseline
-    n: int = 35  #: repetitions: the fixed design's, the sequential design's maximum
+    n: int = 35  #: repetitions of the fixed design (the sequential one: :meth:`maximum`)
     spread: float = 0.05  #: spread of the log run times
     #: planted strategy -> its run time over the baseline's (< 1: faster), in every cell
     planted: dict[str, float] = field(default_factory=dict)
     #: per cell, its own planted strategies (a real campaign's effects); () : ``planted``
     by_cell: tuple[dict[str, float], ...] = ()
+
+    def maximum(self, alpha: float, power: float = POWER) -> int:
+        """The sequential design's maximum rounds, with the power of ``n`` fixed runs at the
+        report's ``alpha``."""
+        return maximum_for(self.n, alpha / (self.cells * self.strategies) / 2, power)
 
     @property
     def names(self) -> list[str]:
@@ -73,10 +81,11 @@ class Condition:
         return {s for s, f in self.effects(cell).items() if f < 1}
 
 
-def _times(condition: Condition, rng: np.random.Generator, cell: int) -> dict[str, list[float]]:
-    """Every strategy's ``n`` run times of one cell, in round order."""
+def _times(condition: Condition, rng: np.random.Generator, cell: int, rounds: int
+           ) -> dict[str, list[float]]:
+    """Every strategy's run times of ``rounds`` rounds of one cell, in round order."""
     return {s: list(condition.effects(cell).get(s, 1.0)
-                    * np.exp(condition.spread * rng.standard_normal(condition.n)))
+                    * np.exp(condition.spread * rng.standard_normal(rounds)))
             for s in [BASELINE, *condition.names]}
 
 
@@ -88,25 +97,26 @@ def _records(bench: str, times: dict[str, list[float]], rounds: dict[str, int]
             for k, s in enumerate(times) for r in range(rounds[s])]
 
 
-def one_campaign(condition: Condition, alpha: float, seed: int, futility: float = FUTILITY
+def one_campaign(condition: Condition, alpha: float, seed: int, power: float = POWER
                  ) -> dict[str, tuple]:
     """(false claims, planted faster strategies found, runs per strategy and cell, the
     planted ones found by name) of each design on one simulated campaign."""
     rng = np.random.default_rng(seed)
     level = alpha / (condition.cells * condition.strategies)
+    maximum = condition.maximum(alpha, power)
     fixed, sequential = [], []
     for cell in range(condition.cells):
-        times = _times(condition, rng, cell)
-        fixed += _records(f"b{cell}", times, dict.fromkeys(times, condition.n))
-        sequential += _records(f"b{cell}", times, stopping_rounds(BASELINE, times, condition.n,
-                                                                     level, futility))
-    design = {"baseline": BASELINE, "alpha": level, "maximum": condition.n,
-              "futility": futility}
+        times = _times(condition, rng, cell, max(condition.n, maximum))
+        fixed += _records(f"b{cell}", {s: t[:condition.n] for s, t in times.items()},
+                          dict.fromkeys(times, condition.n))
+        sequential += _records(f"b{cell}", times, stopping_rounds(BASELINE, times, maximum,
+                                                                     level, power))
+    design = {"baseline": BASELINE, "alpha": level, "maximum": maximum, "power": power}
     order = [BASELINE, *condition.names]
     faster = {f"b{cell}": condition.faster(cell) for cell in range(condition.cells)}
     out = {}
     for name, records, settings in (("fixed, one-sided", fixed, None),
-                                    ("fixed, two-sided", fixed, design | {"looks": 1}),
+                                    ("fixed, two-sided", fixed, design | {"looks": 1, "maximum": condition.n}),
                                     ("sequential", sequential, design)):
         _, comparisons = verdict_tables(records, BASELINE, alpha, order=order,
                                         sequential=settings)
@@ -120,7 +130,7 @@ def one_campaign(condition: Condition, alpha: float, seed: int, futility: float 
 
 
 def measure(condition: Condition, campaigns: int, alpha: float = 0.05, seed: int = 1,
-            processes: int = 1, futility: float = FUTILITY) -> dict[str, dict]:
+            processes: int = 1, power: float = POWER) -> dict[str, dict]:
     """Per design: ``false`` (share of campaigns with a false claim report-wide), ``power``
     (share of planted faster strategies found report-wide; None when none is planted),
     ``runs`` (mean runs per strategy and cell), ``lost`` and ``gained`` (planted faster
@@ -129,7 +139,7 @@ def measure(condition: Condition, campaigns: int, alpha: float = 0.05, seed: int
     seeds = [seed * 100_003 + k for k in range(campaigns)]
     with ProcessPoolExecutor(processes) if processes > 1 else _Serial() as pool:
         results = list(pool.map(one_campaign, [condition] * campaigns, [alpha] * campaigns,
-                                seeds, [futility] * campaigns))
+                                seeds, [power] * campaigns))
     planted = sum(len(condition.faster(cell)) for cell in range(condition.cells)) * campaigns
     rates = {}
     for design in DESIGNS:
@@ -200,22 +210,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--spread", type=float, default=Condition.spread,
                         help="the spread of the log run times (default %(default)s)")
-    parser.add_argument("--futility", type=float, default=FUTILITY,
-                        help="the sequential design's futility threshold (default %(default)s)")
+    parser.add_argument("--power", type=float, default=POWER,
+                        help="the sequential design's power at the effect it is made for "
+                             "(default %(default)s)")
     parser.add_argument("--processes", type=int, default=1)
     args = parser.parse_args(argv)
     conditions = grid(args.grid, args.spread)
     first = conditions[0][0]
+    maximum = first.maximum(args.alpha, args.power)
     print(f"# {args.grid} grid, alpha = {args.alpha}: {first.cells} cells x {first.strategies} "
-          f"strategies and a baseline, spread {first.spread:.1%}, n = {first.n} (the sequential "
-          f"design's maximum; looks after rounds {look_rounds(first.n)}), futility "
-          f"{args.futility}")
+          f"strategies and a baseline, spread {first.spread:.1%}, fixed n = {first.n}, "
+          f"sequential at most {maximum} (looks after rounds {look_rounds(maximum)}, power "
+          f"{args.power})")
     print("condition | design | campaigns with a false claim report-wide | planted found "
           "report-wide | runs per cell | factor vs fixed | found by fixed (two-sided) only / "
           "by this one only")
     for k, (condition, campaigns) in enumerate(conditions):
         rates = measure(condition, campaigns, args.alpha, args.seed + k, args.processes,
-                        args.futility)
+                        args.power)
         fixed = rates["fixed, two-sided"]["runs"]
         for design, r in rates.items():
             power = _share(r["found"], r["planted"]) if r["planted"] else "-"

@@ -74,14 +74,14 @@ def sequential_design(config: dict, report_tests: int | None = None, maximum: bo
     """The job's sequential design (:mod:`pinbench.stats.sequential`), None for the fixed
     one: each comparison decided at alpha over the report's ``report_tests`` tests (its first
     Holm level: :func:`report_tests`; None: left to the analysis, which counts them from the
-    runs), stopped for futility below the campaign's ``futility``; ``maximum``: with the
-    design's ``maximum`` rounds too (the analysis')."""
+    runs), stopped for futility by a boundary made for the campaign's ``power``;
+    ``maximum``: with the design's ``maximum`` rounds too (the analysis')."""
     if config["design"] != "sequential":
         return None
     if report_tests is not None and report_tests < 1:
         raise ValueError("the sequential design needs the report's number of tests")
     return {"baseline": config["baseline"], "spending": "obf",
-            "futility": config["futility"]} | (
+            "power": config["power"]} | (
                 {"alpha": (1 - config["confidence"]) / report_tests}
                 if report_tests is not None else {}) | (
                 {"maximum": config["repetitions"]} if maximum else {})
