@@ -99,6 +99,7 @@ class Cluster:
             "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/affinity",
             "SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU",
             "SchedulerType=sched/backfill", "ReturnToService=2", "MpiDefault=none",
+            "SchedulerParameters=sched_interval=2,bf_interval=1",  # a test cluster: no idle minute
             "JobCompType=jobcomp/none", "AccountingStorageType=accounting_storage/none",
             "JobAcctGatherType=jobacct_gather/none",
             f"NodeName={self.node} CPUs={self.cpus} State=UNKNOWN",

@@ -34,7 +34,8 @@ def on_slurm(work: Path, *args: str) -> list[str]:
     return campaign_command(
         work, "--workflow-profile", str(ROOT / "profiles" / "slurm"), "--slurm-no-account",
         "--slurm-status-command", "squeue",  # the test cluster has no accounting (sacct)
-        "--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5", *args)
+        "--slurm-init-seconds-before-status-checks", "1", "--seconds-between-status-checks", "1",
+        "--latency-wait", "5", *args)
 
 
 def write_campaign(work: Path, cluster, **slurm) -> None:
