@@ -2,6 +2,7 @@
 (``python -m pinbench.measure --spec``), and the strategies that are one experiment."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
@@ -91,16 +92,26 @@ def report_tests(config: dict, cells: list[tuple[list[str], str]]) -> int:
     """The tests of the report-wide decision, as the analysis counts them
     (:func:`pinbench.stats.verdicts.cell_tests`), before measuring: every measured
     cell's experiments but the baseline's, from ``cells``, each cell's placement files and
-    its machine's topology file (strategies left out of a cell are not measured)."""
+    its machine's topology file (strategies left out of a cell are not measured). Every
+    measurement job counts them: each cell is read once per process (and again when one of
+    its files changes)."""
+    return sum(_cell_tests(tuple(files), topology_xml, config["baseline"],
+                           tuple(config["strategies"]),
+                           tuple(os.stat(f).st_mtime_ns for f in [*files, topology_xml]))
+               for files, topology_xml in cells)
+
+
+@functools.lru_cache(maxsize=None)
+def _cell_tests(files: tuple[str, ...], topology_xml: str, baseline: str,
+                strategies: tuple[str, ...], stamps: tuple[int, ...]) -> int:
+    """One cell's part of :func:`report_tests` (``stamps``: its files' modification times,
+    so that a changed file is read again)."""
     from pinbench.stats.verdicts import cell_tests  # NumPy: only for this design
 
-    tests = 0
-    for files, topology_xml in cells:
-        placements = {placement.strategy: placement for placement in map(read_placement, files)}
-        measured = [s for s in config["strategies"] if not placements[s].left_out]
-        same = same_experiments(measured, placements, topology_xml)
-        tests += cell_tests({s: same.get(s, s) for s in measured}, config["baseline"])
-    return tests
+    placements = {placement.strategy: placement for placement in map(read_placement, files)}
+    measured = [s for s in strategies if not placements[s].left_out]
+    same = same_experiments(measured, placements, topology_xml)
+    return cell_tests({s: same.get(s, s) for s in measured}, baseline)
 
 
 def measure_spec(config: dict, machine: str, bench: str, threads: int, binary: str,
