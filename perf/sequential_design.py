@@ -17,6 +17,15 @@ runs (each strategy's in their order standing for its rounds), and its report-wi
 compared with the fixed design's on the same runs, as analysed today (one-sided) and with the
 sequential design's test at one look (two-sided with a sign).
 
+``--pairs K`` measures K campaigns of each design, alternating which goes first (fixed,
+sequential, sequential, fixed, ...: a load that rises or falls through the call weighs on
+both), and compares the verdicts of every fixed campaign with its sequential partner's and, for
+what the machine alone changes, two campaigns of the same design with each other. The last
+line sums the runs, the wall time and the measuring time of each design over its campaigns,
+with the wall time the simulation's factor predicts: the fixed campaigns' wall time less what
+their runs' share of it would save (building, tracing, placing, the explained runs, the
+analysis and the report do not depend on the design).
+
 ``--private-lock`` measures under a lock of its own, so that another campaign on a shared
 machine does not hold this one's jobs (their runs then overlap: say so beside the times).
 The simulation predicts the runs saved (``python -m pinbench.stats.simulate_sequential``):
@@ -27,7 +36,7 @@ error and power are printed as the prediction (``--campaigns``: how many simulat
 docs/performance.md records a call's figures.
 
 Usage: ``.venv/bin/python perf/sequential_design.py [--configfile FILE] [--private-lock]
-[--campaigns N]``
+[--campaigns N] [--pairs K]``
 """
 from __future__ import annotations
 
@@ -179,6 +188,32 @@ def predicted(records: list, cells: dict, baseline: str, runs: int, campaigns: i
     return measure(condition, campaigns, alpha, seed=38, processes=2), condition
 
 
+def campaign_order(pairs: int) -> list[str]:
+    """The designs' campaigns in the order measured: pairs alternate which design goes first
+    (fixed, sequential, sequential, fixed, ...), so that a load rising or falling through the
+    call weighs on both alike.
+
+    >>> campaign_order(2)
+    ['fixed', 'sequential', 'sequential', 'fixed']
+    """
+    return [d for k in range(pairs) for d in (DESIGNS if k % 2 == 0 else DESIGNS[::-1])]
+
+
+def agreement(first: dict, second: dict, names: tuple[str, str]) -> list[str]:
+    """Lines on the cells where two campaigns' verdicts agree (report-wide, the cell's own,
+    the outcome), naming the cells where they do not."""
+    cells, lines = sorted(set(first) | set(second)), []
+    for column, mark in (("best_report", "report-wide"), ("best", "the cell's own"),
+                         ("outcome", "outcomes (faster, slower, none)")):
+        same = [c for c in cells if c in first and c in second
+                and first[c][column] == second[c][column]]
+        lines.append(f"  {mark}: the same in {len(same)} of {len(cells)} cells" + "".join(
+            f"; {'/'.join(c)}: {names[0]} {first.get(c, {}).get(column) or 'none'}, "
+            f"{names[1]} {second.get(c, {}).get(column) or 'none'}"
+            for c in cells if c not in same))
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configfile", help="the campaign (default: config/config.yaml)")
@@ -186,72 +221,93 @@ def main() -> int:
                         help="a machine lock of its own (others' measurements do not hold it)")
     parser.add_argument("--campaigns", type=int, default=40,
                         help="simulated campaigns for the prediction (default %(default)s)")
+    parser.add_argument("--pairs", type=int, default=2,
+                        help="campaigns of each design, alternating (default %(default)s)")
     args = parser.parse_args()
     config = yaml.safe_load(Path(args.configfile or ROOT / "config" / "config.yaml").read_text())
     env = dict(os.environ)
-    found = {}
+    found: dict[str, list[dict]] = {design: [] for design in DESIGNS}
+    repetitions = {"fixed": config.get("repetitions", 35)}
     with tempfile.TemporaryDirectory() as tmp:
         if args.private_lock:
             env["PINBENCH_LOCK"] = str(Path(tmp) / "machine.lock")
-        print(f"# {config['campaign']}, repetitions {config.get('repetitions', 35)}; lock "
+        print(f"# {config['campaign']}, repetitions {repetitions['fixed']}; {args.pairs} "
+              f"campaigns of each design ({', '.join(campaign_order(args.pairs))}); lock "
               f"{'private' if args.private_lock else 'shared'}; load average "
               f"{os.getloadavg()[0]:.2f} before", flush=True)
-        repetitions = config.get("repetitions", 35)
-        for design in DESIGNS:
-            found[design] = measure(config | {"campaign": f"{config['campaign']}-{design}",
-                                              "design": design, "repetitions": repetitions},
-                                    Path(tmp), env)
-            r = found[design]
+        for design in campaign_order(args.pairs):
+            r = measure(config | {"campaign": f"{config['campaign']}-{design}",
+                                  "design": design, "repetitions": repetitions[design]},
+                        Path(tmp), env)
+            found[design].append(r)
             print(f"{design:>10}: {r['runs']} runs, {r['wall_s']:.1f} s wall (measuring "
                   f"{r['measuring_s']:.1f} s, quiet waits {r['quiet_wait_s']:.1f} s); cells "
                   f"decided early {r['decided']}, strategies dropped or futile {r['dropped']}; "
                   f"load average {os.getloadavg()[0]:.2f} after", flush=True)
-            if design == "fixed":
+            if design == "fixed" and len(found["fixed"]) == 1:
                 records, experiments = fixed_runs(config)
                 loaded = campaign_config(config)
                 rates, condition = predicted(records, experiments, loaded["baseline"],
                                              loaded["repetitions"], args.campaigns,
                                              1 - loaded["confidence"])
                 fixed, sequential = rates["fixed, two-sided"], rates["sequential"]
+                factor = fixed["runs"] / sequential["runs"]
                 power = {name: "-" if r["power"] is None else f"{r['power']:.0%}"
                          for name, r in (("fixed", fixed), ("sequential", sequential))}
                 print(f"# predicted (simulation, {args.campaigns} campaigns of {condition.cells} "
                       f"cells x {condition.strategies} experiments tested, spread "
                       f"{condition.spread:.2%} and effects as the fixed campaign's runs): fixed "
-                      f"/ sequential runs {fixed['runs'] / sequential['runs']:.2f}x; false "
+                      f"/ sequential runs {factor:.2f}x; false "
                       f"claims report-wide {sequential['false']:.1%} (fixed "
                       f"{fixed['false']:.1%}); faster ones found {power['sequential']} (fixed "
                       f"{power['fixed']})", flush=True)
-                repetitions = sequential_maximum(loaded, experiments)
-                print(f"# the sequential campaign: at most {repetitions} rounds, the power of "
-                      f"{loaded['repetitions']} fixed runs", flush=True)
-    fixed, sequential = found["fixed"]["verdicts"], found["sequential"]["verdicts"]
-    cells = sorted(set(fixed) | set(sequential))
-    for column, mark in (("best_report", "report-wide"), ("best", "the cell's own"),
-                         ("outcome", "the cells' outcomes (faster, slower, none)")):
-        same = [c for c in cells if c in fixed and c in sequential
-                and fixed[c][column] == sequential[c][column]]
-        print(f"verdicts {mark}: the same in {len(same)} of {len(cells)} cells")
-        for cell in cells:
-            if cell not in same:
-                print(f"  {'/'.join(cell)}: fixed {fixed.get(cell, {}).get(column) or 'none'}, "
-                      f"sequential {sequential.get(cell, {}).get(column) or 'none'}")
+                repetitions.setdefault("sequential", sequential_maximum(loaded, experiments))
+                print(f"# the sequential campaign: at most {repetitions['sequential']} rounds, "
+                      f"the power of {loaded['repetitions']} fixed runs", flush=True)
+    for k, (fixed, sequential) in enumerate(zip(found["fixed"], found["sequential"])):
+        print(f"verdicts, fixed {k + 1} and sequential {k + 1}:")
+        print("\n".join(agreement(fixed["verdicts"], sequential["verdicts"],
+                                  ("fixed", "sequential"))))
+    for design in DESIGNS:
+        if len(found[design]) > 1:  # two campaigns of one design: what the machine varies
+            print(f"verdicts, {design} 1 and {design} 2 (the same design twice):")
+            print("\n".join(agreement(found[design][0]["verdicts"],
+                                      found[design][1]["verdicts"], (design, design))))
     replayed, two_sided, runs = replay(config, records, experiments)
-    print(f"the sequential rule (at most {loaded['repetitions']} rounds) replayed on the fixed "
-          f"campaign's runs (each strategy's in "
-          f"their order): {runs} of {found['fixed']['runs']} runs")
-    for name, other in (("fixed", fixed), ("fixed, two-sided", two_sided)):
-        same = [c for c in cells if c in other and c in replayed
-                and other[c]["best_report"] == replayed[c]["best_report"]]
+    print(f"the sequential rule (at most {loaded['repetitions']} rounds) replayed on the first "
+          f"fixed campaign's runs (each strategy's in their order): {runs} of "
+          f"{found['fixed'][0]['runs']} runs")
+    cells = sorted(replayed)
+    for name, other in (("fixed", found["fixed"][0]["verdicts"]),
+                        ("fixed, two-sided", two_sided)):
+        same = [c for c in cells if c in other and other[c]["best_report"] ==
+                replayed[c]["best_report"]]
         print(f"  report-wide verdicts as the {name} design's on the same runs in {len(same)} "
               f"of {len(cells)} cells"
-              + "".join(f"; {'/'.join(c)}: {name} {other[c]['best_report'] or 'none'}, "
-                        f"sequential {replayed.get(c, {}).get('best_report') or 'none'}"
+              + "".join(f"; {'/'.join(c)}: {name} {other.get(c, {}).get('best_report') or 'none'}"
+                        f", sequential {replayed[c]['best_report'] or 'none'}"
                         for c in cells if c not in same))
-    ratio = found["fixed"]["runs"] / max(found["sequential"]["runs"], 1)
-    wall = found["fixed"]["wall_s"] / max(found["sequential"]["wall_s"], 1e-9)
-    print(f"# fixed / sequential: runs {ratio:.2f}x, wall time {wall:.2f}x")
+    print(totals(found, factor))
     return 0
+
+
+def totals(found: dict[str, list[dict]], factor: float) -> str:
+    """The last line: runs, wall time and the measuring jobs' time, fixed over sequential
+    summed over the campaigns, and the wall time the simulation's ``factor`` predicts: the
+    fixed campaigns' wall time less what their runs would save (their measuring time less
+    its share 1 / factor); building, tracing, placing, the explained runs, the analysis and
+    the report do not depend on the design."""
+    total = {d: {key: sum(r[key] for r in found[d]) for key in ("runs", "wall_s", "measuring_s")}
+             for d in DESIGNS}
+    fixed, sequential = total["fixed"], total["sequential"]
+    predicted_wall = fixed["wall_s"] - fixed["measuring_s"] * (1 - 1 / factor)
+    walls = ", ".join(f"{f['wall_s'] / s['wall_s']:.2f}x"
+                      for f, s in zip(found["fixed"], found["sequential"]))
+    return (f"# fixed / sequential over {len(found['fixed'])} campaigns each: runs "
+            f"{fixed['runs'] / sequential['runs']:.2f}x (predicted {factor:.2f}x), measuring "
+            f"{fixed['measuring_s'] / sequential['measuring_s']:.2f}x, wall time "
+            f"{fixed['wall_s'] / sequential['wall_s']:.2f}x (predicted "
+            f"{fixed['wall_s'] / predicted_wall:.2f}x; by pair {walls})")
 
 
 if __name__ == "__main__":

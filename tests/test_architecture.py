@@ -39,20 +39,34 @@ def imported_modules(stderr: str) -> set[str]:
             if line.startswith("import time:") and line.count("|") == 2} - {"package"}
 
 
+#: What the sequential design's job may import besides the fixed one's: NumPy and SciPy's
+#: special functions for its looks, never scipy.stats or scipy.optimize (half a second each
+#: job) nor the analysis.
+SEQUENTIAL = ("pinbench.stats.sequential", "pinbench.stats.location", "pinbench.stats.attainable",
+              "pinbench.stats.sample_size", "pinbench.stats")
+
+
 @pytest.mark.slow
-def test_the_measuring_process_imports_no_placement_algorithm(spin_binaries, tmp_path):
-    """A real job through ``python -m pinbench.measure``, every import of its life recorded."""
+@pytest.mark.parametrize("design", ["fixed", "sequential"])
+def test_the_measuring_process_imports_no_placement_algorithm(spin_binaries, tmp_path, design):
+    """A real job through ``python -m pinbench.measure``, every import of its life recorded;
+    the sequential design's job looks once (after 3 rounds of 6) and imports its statistics
+    alone."""
     topo = load("auto")
     threads = len(topo.placeable)
+    repetitions = 2 if design == "fixed" else 6
     placements = []
     for strategy in ("os", "compact", "random"):
         path = tmp_path / f"{strategy}.json"
-        write_placement(make_placement(topo, strategy, threads, seed=1, repetitions=2), path)
+        write_placement(make_placement(topo, strategy, threads, seed=1,
+                                       repetitions=repetitions), path)
         placements.append(str(path))
     spec = {"machine": "here", "benchmark": "spin", "threads": threads,
             "argv": [str(spin_binaries["gcc"]), "5"], "env": {}, "validate": "^validation: OK$",
-            "time_regex": None, "timeout_s": 20, "repetitions": 2, "seed": 1,
+            "time_regex": None, "timeout_s": 20, "repetitions": repetitions, "seed": 1,
             "order": "interleaved", "strategies": ["os", "compact", "random"]}
+    if design == "sequential":
+        spec["sequential"] = {"baseline": "os", "alpha": 0.05}
     out = tmp_path / "t.csv"
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "pinbench.measure", "--spec", json.dumps(spec),
@@ -60,12 +74,19 @@ def test_the_measuring_process_imports_no_placement_algorithm(spin_binaries, tmp
          "--lock", str(tmp_path / "lock")],
         capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert len(read_runs([out])) == 6  # the job really ran: every import of its life is counted
+    # the job really ran (the sequential one may stop at its look): every import is counted
+    runs = len(read_runs([out]))
+    assert runs == 3 * repetitions if design == "fixed" else 9 <= runs <= 18
     modules = imported_modules(proc.stderr)
     assert "pinbench.measure.job" in modules and "pinbench.results.placements" in modules
-    heavy = sorted(m for m in modules if m.split(".")[0] in FORBIDDEN)
+    allowed = set() if design == "fixed" else {"numpy", "scipy"}
+    heavy = sorted(m for m in modules if m.split(".")[0] in FORBIDDEN - allowed
+                   or m.startswith(("scipy.stats", "scipy.optimize")))
     assert heavy == [], f"the measuring process imported {heavy[:10]}"
-    own = sorted(m for m in modules if m.startswith(FORBIDDEN_OWN))
+    if design == "sequential":  # it looked: the test of the looks was imported
+        assert "pinbench.stats.location" in modules, "no look"
+    own = sorted(m for m in modules if m.startswith(FORBIDDEN_OWN) and (
+        design == "fixed" or m not in SEQUENTIAL))
     assert own == [], f"the measuring process imported {own}"
 
 

@@ -294,7 +294,7 @@ def test_the_design_is_fixed_by_default_and_sequential_decides_at_alpha_over_the
     assert tests == 3
     settings = jobsettings.job_settings(config, "local", "spin", 1, "bin/spin", (1,),
                                         report_tests=tests)
-    assert settings.sequential == {"baseline": "os", "spending": "obf", "power": 0.85,
+    assert settings.sequential == {"baseline": "os", "power": 0.85,
                                    "alpha": pytest.approx(0.05 / 3)}
     assert "sequential" not in jobsettings.job_settings(config | {"design": "fixed"}, "local",
                                                         "spin", 1, "bin/spin").to_json()

@@ -27,12 +27,33 @@ def test_obrien_fleming_type_boundaries_are_the_published_ones():
     """Lan-DeMets O'Brien-Fleming type, one-sided 0.025, 5 equally spaced looks: 4.8769,
     3.3569, 2.6803, 2.2898, 2.0310 (Jennison and Turnbull 2000, table 7.6's design; R's
     gsDesign sfLDOF, ldbounds); Pocock type: 2.4380, 2.4268, 2.4101, 2.3966, 2.3859."""
-    assert boundaries(FIVE, 0.025) == pytest.approx([4.8769, 3.3569, 2.6803, 2.2898, 2.0310],
-                                                    abs=2e-4)
+    assert boundaries(FIVE, 0.025, "obf") == pytest.approx(
+        [4.8769, 3.3569, 2.6803, 2.2898, 2.0310], abs=2e-4)
     assert boundaries(FIVE, 0.025, "pocock") == pytest.approx(
         [2.4380, 2.4268, 2.4101, 2.3966, 2.3859], abs=2e-4)
     assert boundaries((1.0,), 0.05) == pytest.approx([1.6449], abs=1e-4)  # one look: fixed
-    assert spent(1.0, 0.05) == pytest.approx(0.05) and spent(0.2, 0.05) < 1e-4
+    assert spent(1.0, 0.05, "obf") == pytest.approx(0.05) and spent(0.2, 0.05, "obf") < 1e-4
+
+
+def test_the_power_family_boundaries_spend_alpha_t_to_the_rho():
+    """The design's spending, alpha t^1.5 (Kim and DeMets): the first look's boundary is
+    the normal quantile of what it spends, and a seeded Monte Carlo of the canonical joint
+    distribution (200000 paths) crosses each look first with the increments of alpha t^1.5,
+    one-sided 0.025, five equally spaced looks."""
+    import numpy as np
+
+    assert sequential.SPENDING == "t^1.5"
+    upper = boundaries(FIVE, 0.025)
+    assert upper[0] == pytest.approx(stats.norm.isf(0.025 * 0.2 ** 1.5), abs=1e-6)
+    assert list(upper) == sorted(upper, reverse=True)  # the boundaries fall look after look
+    steps = np.random.default_rng(3).standard_normal((200_000, 5)) * math.sqrt(0.2)
+    z = np.cumsum(steps, axis=1) / np.sqrt(FIVE)
+    first = np.where((z >= upper).any(axis=1), (z >= upper).argmax(axis=1), -1)
+    crossed = [(first == k).mean() for k in range(5)]
+    spends = np.diff([0.0] + [0.025 * t ** 1.5 for t in FIVE])
+    assert crossed == pytest.approx(spends, abs=5e-4)
+    with pytest.raises(ValueError, match="unknown spending function"):
+        spent(0.5, 0.05, "linear")
 
 
 def test_the_sequential_p_value_is_the_smallest_level_that_crosses():
@@ -77,20 +98,21 @@ def test_the_futility_boundaries_spend_beta_and_give_the_power_they_are_made_for
 def test_the_design_matches_the_fixed_design_it_names():
     """The drift of the design's effect at its maximum is larger than the fixed design's
     z_alpha + z_beta by the maximum's inflation: at the default campaign's 12 tests (each
-    side at 0.05 / 24), 42 rounds at most have the power of 35 fixed runs, 41 have less."""
+    side at 0.05 / 24), 46 rounds at most have the power of 35 fixed runs (the normal
+    model's match of 35 runs times the margin, 1.05), 45 have less."""
     alpha = 0.05 / 24
-    assert maximum_for(35, alpha) == 42
-    assert fixed_runs(42, alpha) >= 35 > fixed_runs(41, alpha)
-    drift = futility_design(fractions_of(look_rounds(42), 42), alpha)[1]
+    assert maximum_for(35, alpha) == 46
+    assert fixed_runs(46, alpha) >= 35 > fixed_runs(45, alpha)
+    drift = futility_design(fractions_of(look_rounds(46), 46), alpha)[1]
     fixed = float(stats.norm.isf(alpha) + stats.norm.isf(0.15))
-    # the fixed design of fixed_runs(41) runs has at most the power 0.85 at that effect
-    assert drift * math.sqrt(fixed_runs(42, alpha) / 42) <= fixed
-    assert drift * math.sqrt((fixed_runs(42, alpha) + 1) / 42) > fixed
+    # the fixed design of fixed_runs(46) x the margin runs has at most the power 0.85 there
+    runs = fixed_runs(46, alpha) * sequential.MARGIN
+    assert drift * math.sqrt(runs / 46) <= fixed < drift * math.sqrt((runs + 1) / 46)
 
 
 def test_a_look_stops_a_comparison_for_futility_below_its_boundary():
     """At the second of five looks (14 of 35 rounds), two samples alike (z about 0) are
-    below the futility boundary (about 0.9): futile; at the first (z about 0.5 above a
+    below the futility boundary (about 1.0): futile; at the first (z about 0.5 above a
     boundary about 0), not yet."""
     rng = random.Random(2)
     times = {s: [1 + 0.01 * rng.gauss(0, 1) for _ in range(14)] for s in ("os", "a")}
@@ -101,7 +123,7 @@ def test_a_look_stops_a_comparison_for_futility_below_its_boundary():
     assert not comparison.futile and z >= bound and abs(bound) < 0.1
     lines = cell.look(14, times)
     z, bound = cell.futility(comparison, 1)
-    assert abs(z) < 0.5 < bound == pytest.approx(0.94, abs=0.01) and comparison.futile
+    assert abs(z) < 0.5 < bound == pytest.approx(1.02, abs=0.01) and comparison.futile
     assert cell.done()
     assert lines == [f"a dropped: futile, no difference expected (z {z:.2f} below the "
                      f"futility boundary {bound:.2f})"]
@@ -145,8 +167,7 @@ def planted(factors: dict[str, float], seed: int = 3, other_cpu: float | None = 
 def sequential_job(factors, monkeypatch, tmp_path):
     monkeypatch.setattr(measuring, "measure_one", planted(factors))
     spec = job("/bin/true", PLACEMENTS, repetitions=20, quiet={"threshold": 0.1, "max_wait_s": 0},
-               sequential={"baseline": "os", "alpha": 0.05 / 12, "spending": "obf",
-                           "power": 0.85})
+               sequential={"baseline": "os", "alpha": 0.05 / 12, "power": 0.85})
     said = []
     records = run_job(spec, tmp_path / "j.jsonl", tmp_path / "t.csv", str(tmp_path / "lock"),
                       said.append)
@@ -158,8 +179,8 @@ def sequential_job(factors, monkeypatch, tmp_path):
 
 def test_a_job_stops_early_on_a_large_effect_and_drops_the_loser(monkeypatch, tmp_path):
     records, said = sequential_job({"compact": 0.8, "scatter": 0.95}, monkeypatch, tmp_path)
-    assert said[0].endswith("sequential design, at most 20 rounds, the power of 17 fixed runs "
-                            "(the power of 20: repetitions 24)")
+    assert said[0].endswith("sequential design, at most 20 rounds, the power of 15 fixed runs "
+                            "(the power of 20: repetitions 27)")
     assert look_rounds(20) == [4, 8, 12, 16, 20]
     runs = {s: sum(r.strategy == s for r in records) for s in PLACEMENTS}
     assert runs["compact"] == runs["os"] < 20  # decided before the maximum
@@ -170,7 +191,7 @@ def test_a_job_stops_early_on_a_large_effect_and_drops_the_loser(monkeypatch, tm
                for line in said)
     # the analysis replays the looks: compact faster at the job's level, in the cell and over
     # the report, and the verdict says which design made it
-    design = {"baseline": "os", "alpha": 0.05 / 12, "spending": "obf", "maximum": 20}
+    design = {"baseline": "os", "alpha": 0.05 / 12, "maximum": 20}
     [verdict], comparisons = verdict_tables(records, "os", 0.05, sequential=design)
     assert verdict["design"] == "sequential" and verdict["best_report"] == "compact"
     assert next(c for c in comparisons if c["strategy"] == "compact")["p_raw"] <= 0.05 / 12
@@ -181,7 +202,7 @@ def test_the_analysis_names_slower_what_the_job_decided_slower(monkeypatch, tmp_
     slower is a slower cell, as under the fixed design, not a cell without a difference."""
     records, said = sequential_job({"compact": 1.25, "scatter": 1.25}, monkeypatch, tmp_path)
     assert any("compact slower than os" in line for line in said)
-    design = {"baseline": "os", "alpha": 0.05 / 12, "spending": "obf", "maximum": 20}
+    design = {"baseline": "os", "alpha": 0.05 / 12, "maximum": 20}
     [verdict], comparisons = verdict_tables(records, "os", 0.05, sequential=design)
     assert verdict["outcome"] == "slower" and verdict["best_report"] == ""
     assert {c["outcome"] for c in comparisons if c["strategy"] != "os"} == {"slower"}
@@ -192,7 +213,7 @@ def test_a_job_without_an_effect_stops_for_futility_and_the_analysis_says_so(mon
     records, said = sequential_job({}, monkeypatch, tmp_path)
     assert len(records) < 60
     assert any("dropped: futile, no difference expected" in line for line in said)
-    design = {"baseline": "os", "alpha": 0.05 / 12, "spending": "obf", "maximum": 20,
+    design = {"baseline": "os", "alpha": 0.05 / 12, "maximum": 20,
               "power": 0.85}
     [verdict], comparisons = verdict_tables(records, "os", 0.05, sequential=design)
     assert verdict["best_report"] == ""

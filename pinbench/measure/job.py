@@ -626,18 +626,19 @@ class _Sequential:
 
     def __init__(self, job: Job, measured: list[str], label: str, say):
         # NumPy and SciPy: only for this design
-        from pinbench.stats.sequential import POWER, Cell, fixed_runs, maximum_for
+        from pinbench.stats.sequential import POWER, SPENDING, Cell, fixed_runs, maximum_for
 
         settings = job.sequential
         baseline = job.same_as.get(settings["baseline"], settings["baseline"])
         self.cell = Cell(baseline, [s for s in measured if s != baseline], job.repetitions,
-                         settings["alpha"], settings.get("spending", "obf"),
+                         settings["alpha"], settings.get("spending", SPENDING),
                          settings.get("power", POWER))
         self.label, self.say = label, say
         alpha, cell = settings["alpha"] / 2, self.cell
         say(f"{label}: sequential design, at most {cell.maximum} rounds, the power of "
-            f"{fixed_runs(cell.maximum, alpha, cell.power)} fixed runs (the power of "
-            f"{cell.maximum}: repetitions {maximum_for(cell.maximum, alpha, cell.power)})")
+            f"{fixed_runs(cell.maximum, alpha, cell.power, cell.spending)} fixed runs (the "
+            f"power of {cell.maximum}: repetitions "
+            f"{maximum_for(cell.maximum, alpha, cell.power, cell.spending)})")
         self.dropped: set[str] = set()
 
     def round_ends(self, order: list[tuple[str, int]], index: int,

@@ -161,8 +161,9 @@ class JobSettings:
     #: "min": rounds, "precision": share of the median, "confidence": level}; None: every run
     stopping: dict | None = None
     #: the sequential design (:mod:`pinbench.stats.sequential`): {"baseline": strategy,
-    #: "alpha": the level each comparison is decided at, "spending": function, "power": at
-    #: the effect the design is made for}; None: the fixed design, every run
+    #: "alpha": the level each comparison is decided at, "power": at the effect the design is
+    #: made for, "spending": the efficacy boundaries' function, default
+    #: :data:`pinbench.stats.sequential.SPENDING`}; None: the fixed design, every run
     sequential: dict | None = None
     #: the benchmark's binary, whose bytes the fingerprint holds (default: ``argv[0]``)
     binary: str | None = None

@@ -81,8 +81,7 @@ def sequential_design(config: dict, report_tests: int | None = None, maximum: bo
         return None
     if report_tests is not None and report_tests < 1:
         raise ValueError("the sequential design needs the report's number of tests")
-    return {"baseline": config["baseline"], "spending": "obf",
-            "power": config["power"]} | (
+    return {"baseline": config["baseline"], "power": config["power"]} | (
                 {"alpha": (1 - config["confidence"]) / report_tests}
                 if report_tests is not None else {}) | (
                 {"maximum": config["repetitions"]} if maximum else {})
