@@ -232,7 +232,9 @@ def test_a_job_without_an_effect_stops_for_futility_and_the_analysis_says_so(mon
 
 
 def test_a_tiny_simulation_of_both_designs():
-    from pinbench.stats.simulate_sequential import Condition, measure
+    import numpy as np
+
+    from pinbench.stats.simulate_sequential import Condition, _times, measure
 
     rates = measure(Condition("planted", cells=2, strategies=3, n=15, planted={"s1": 0.8}),
                     campaigns=2, seed=4)
@@ -247,6 +249,16 @@ def test_a_tiny_simulation_of_both_designs():
     by_cell = measure(Condition("cells", cells=2, strategies=1, n=15, by_cell=({"s1": 0.8}, {})),
                       campaigns=1, seed=4)
     assert by_cell["sequential"]["planted"] == 1 == by_cell["sequential"]["found"]
+    # a real campaign's runs drawn again (a bootstrap): s1's runs are all below the baseline's
+    samples = ({"os": tuple(1 + 0.01 * k for k in range(10)),
+                "s1": tuple(0.5 + 0.01 * k for k in range(10))},)
+    condition = Condition("runs", cells=1, strategies=1, n=15, by_cell=({"s1": 0.5},),
+                          samples=samples)
+    times = _times(condition, np.random.default_rng(1), 0, 40)
+    assert all(set(times[s]) <= set(samples[0][s]) for s in ("os", "s1"))
+    drawn = measure(condition, campaigns=2, seed=4)
+    assert drawn["sequential"]["found"] == 2 == drawn["fixed, two-sided"]["found"]
+    assert drawn["sequential"]["runs"] < 15
 
 
 def test_the_spread_of_a_campaign_is_its_experiments_median_spread_of_log_times():
@@ -257,3 +269,17 @@ def test_the_spread_of_a_campaign_is_its_experiments_median_spread_of_log_times(
                          "n/a", "", "", 0.0, "", "") for s, ts in times.items()
                for k, t in enumerate(ts)]
     assert spread_of(records) == pytest.approx(1.5)  # standard deviations 1 and 2
+
+
+def test_the_normal_model_of_the_design_has_the_fixed_power_in_fewer_runs():
+    """The design's comparison in the normal model (``--normal``): at the effect the fixed
+    design of 35 runs finds with 85%, at least 85% (the margin's more), in fewer runs than
+    35 under no effect and at that effect; O'Brien-Fleming's spending needs more runs at
+    twice that effect (it cannot stop early on it)."""
+    from pinbench.stats.simulate_sequential import normal_model
+
+    design = normal_model(sequential.SPENDING, paths=8000)
+    assert design["maximum"] == maximum_for(35, 0.05 / 48) == 45
+    assert design[1.0]["power"] >= 0.85 and design[2.0]["power"] > 0.99
+    assert design[0.0]["runs"] < 0.6 and design[1.0]["runs"] < 0.85 and design[2.0]["runs"] < 0.4
+    assert normal_model("obf", paths=8000)[2.0]["runs"] > 1.4 * design[2.0]["runs"]

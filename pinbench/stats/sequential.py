@@ -13,10 +13,11 @@ P[Z_1 < z_1, ..., Z_{j-1} < z_{j-1}, Z_j >= z_j] = spent(t_j) - spent(t_{j-1}) o
 canonical joint distribution of the standardised statistics (independent increments; Jennison
 and Turnbull, "Group Sequential Methods with Applications to Clinical Trials", 2000, ch. 7
 and 19: the recursive numerical integration there), at information fractions t_j = n_j / N.
-The default spending function is Lan-DeMets' O'Brien-Fleming type,
-spent(t) = 2 - 2 Phi(z_{1 - a/2} / sqrt t) for a one-sided level a: almost nothing is spent
-at the first looks, so the last look's boundary is nearly the fixed design's and the power
-nearly its own. (``pocock``: a ln(1 + (e - 1) t), spends more early.)
+The spending function is :data:`SPENDING`, a t^1.5 for a one-sided level a (the power
+family of Kim and DeMets): Lan-DeMets' O'Brien-Fleming type (``obf``), which spends almost
+nothing at the first looks, puts their levels below any p-value the permutation test gives
+on their few runs, so that no effect, however large, could stop a cell before its third look
+(docs/statistics.md compares the choices). (``pocock``: a ln(1 + (e - 1) t).)
 
 **Multiplicity over the report.** Cells stop at different n, in separate jobs, so no job
 can know what Holm's step-down will let it spend. A job therefore decides each comparison
@@ -56,8 +57,8 @@ Bretz above). Its price is power, paid with runs: no rule that stops early can h
 power than the fixed design of its maximum (the fixed test is the most powerful on those
 runs: Neyman-Pearson), so the design's maximum is larger than the fixed design it matches
 (:func:`fixed_runs`: the most runs whose fixed test has at most ``power`` at the design's
-effect; :func:`maximum_for`: the least maximum with the power of n fixed runs; 42 for 35 at
-the default campaign's 12 tests). A cell stops when every experiment left is decided (faster
+effect, over a :data:`MARGIN` measured by simulation; :func:`maximum_for`: the least maximum
+with the power of n fixed runs; 46 for 35 at the default campaign's 12 tests). A cell stops when every experiment left is decided (faster
 or slower), dropped or stopped for futility, or at its maximum.
 
 ``python -m pinbench.stats.simulate_sequential`` measures both designs' error rates, power

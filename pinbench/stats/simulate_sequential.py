@@ -1,7 +1,8 @@
 """Error rates, power and runs of the sequential design against the fixed one, by simulation.
 
 ``python -m pinbench.stats.simulate_sequential [--grid small|full] [--spread S]
-[--power P] [--processes P]``.
+[--power P] [--processes P]``; ``--normal``: the spending functions compared in the normal
+model instead (:func:`normal_model`).
 
 The same shape as :mod:`pinbench.stats.simulate`: a simulated campaign is ``cells``
 measurement jobs of a baseline and ``strategies`` others, run times
@@ -14,8 +15,8 @@ twice from the same stream of noise:
   sequential design's test at one look (two-sided with a sign, each side at alpha / 2:
   ``fixed, two-sided``), the like-for-like comparison;
 - **sequential**: the job's rule (:func:`pinbench.stats.sequential.stopping_rounds`: looks every
-  maximum / 5 rounds, O'Brien-Fleming-type spending at alpha / m_report per comparison, drops,
-  stops for futility below the beta-spending boundary of ``--power``), then the analysis'
+  maximum / 5 rounds, power-family spending (alpha t^1.5) at alpha / m_report per
+  comparison, drops, stops for futility below the beta-spending boundary of ``--power``), then the analysis'
   replay of its looks (:func:`pinbench.stats.sequential.analysis_test`) with Holm over the
   report. Its maximum is the least with the power of ``n`` fixed runs
   (:func:`pinbench.stats.sequential.maximum_for`), its first ``n`` rounds the fixed design's
@@ -39,11 +40,14 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats
 
 from pinbench.results.runs import RunRecord
 from pinbench.stats.analyse import verdict_tables
 from pinbench.stats.proportion import wilson_interval
-from pinbench.stats.sequential import POWER, look_rounds, maximum_for, stopping_rounds
+from pinbench.stats.sequential import (MARGIN, POWER, SPENDING, boundaries, fractions_of,
+                                       futility_design, look_rounds, maximum_for,
+                                       stopping_rounds)
 from pinbench.stats.simulate import BASELINE, _record
 
 DESIGNS = ("fixed, one-sided", "fixed, two-sided", "sequential")
@@ -62,6 +66,10 @@ class Condition:
     planted: dict[str, float] = field(default_factory=dict)
     #: per cell, its own planted strategies (a real campaign's effects); () : ``planted``
     by_cell: tuple[dict[str, float], ...] = ()
+    #: per cell, its strategies' own run times (a real campaign's, the baseline's included),
+    #: drawn with replacement instead of the lognormal noise (a strategy not named there has
+    #: the baseline's); () : the lognormal model
+    samples: tuple[dict[str, tuple[float, ...]], ...] = ()
 
     def maximum(self, alpha: float, power: float = POWER) -> int:
         """The sequential design's maximum rounds, with the power of ``n`` fixed runs at the
@@ -83,7 +91,12 @@ class Condition:
 
 def _times(condition: Condition, rng: np.random.Generator, cell: int, rounds: int
            ) -> dict[str, list[float]]:
-    """Every strategy's run times of ``rounds`` rounds of one cell, in round order."""
+    """Every strategy's run times of ``rounds`` rounds of one cell, in round order: its
+    planted factor times lognormal noise, or drawn from its :attr:`Condition.samples`."""
+    if condition.samples:
+        observed = condition.samples[cell]
+        return {s: list(rng.choice(observed.get(s, observed[BASELINE]), rounds))
+                for s in [BASELINE, *condition.names]}
     return {s: list(condition.effects(cell).get(s, 1.0)
                     * np.exp(condition.spread * rng.standard_normal(rounds)))
             for s in [BASELINE, *condition.names]}
@@ -185,6 +198,47 @@ def grid(name: str, spread: float = Condition.spread) -> list[tuple[Condition, i
             (condition("partial: s1 5% faster, s2 2% faster", s1=0.95, s2=0.98), campaigns)]
 
 
+#: The spending functions the normal model compares (``--normal``).
+SPENDINGS = ("obf", "t^3", "t^2", "t^1.5", "t^1", "pocock")
+#: The effects it gives the expected runs at, in units of the effect the fixed design finds
+#: with the design's power (at spread 5% and 35 runs about 5%: 0.4 about 2%, 2 about 10%).
+EFFECTS = (0.0, 0.4, 1.0, 2.0)
+
+
+def normal_model(spending: str, runs: int = 35, alpha: float = 0.05 / 48,
+                 power: float = POWER, paths: int = 40_000, seed: int = 1) -> dict:
+    """One comparison of the sequential design of ``spending`` with the power of ``runs``
+    fixed runs (:func:`maximum_for`, each side at ``alpha``) in the normal model: its z at
+    each look the Brownian motion's (independent increments, drift ``effect`` x the drift
+    at which the fixed design of ``runs`` has ``power``, scaled to the maximum), stopped as
+    the job does (either side across its efficacy boundary; both inside the futility
+    wedge). Its ``maximum`` and, per effect of :data:`EFFECTS`, the mean runs over ``runs``
+    and the share that crossed on the faster side (``power``), ``paths`` seeded paths."""
+    maximum = maximum_for(runs, alpha, power, spending)
+    rounds = look_rounds(maximum)
+    fractions = np.array(fractions_of(rounds, maximum))
+    upper = np.array(boundaries(tuple(fractions), alpha, spending))
+    lower = np.array(futility_design(tuple(fractions), alpha, power, spending)[0])
+    fixed = float(stats.norm.isf(alpha) + stats.norm.isf(1 - power))  # the fixed design's drift
+    steps = np.random.default_rng(seed).standard_normal((paths, len(rounds)))
+    steps *= np.sqrt(np.diff(fractions, prepend=0.0))
+    out = {"spending": spending, "maximum": maximum, "rounds": rounds}
+    for effect in EFFECTS:
+        drift = effect * fixed * math.sqrt(maximum / runs)
+        z = (np.cumsum(steps, axis=1) + drift * fractions) / np.sqrt(fractions)
+        stop, found = np.full(paths, maximum), np.zeros(paths, bool)
+        alive = np.ones(paths, bool)
+        for k, n in enumerate(rounds):
+            crossed = alive & (np.abs(z[:, k]) >= upper[k])
+            found |= crossed & (z[:, k] > 0)
+            futile = alive & ~crossed & (np.abs(z[:, k]) < lower[k]) if k < len(rounds) - 1 \
+                else np.zeros(paths, bool)
+            stop[crossed | futile] = n
+            alive &= ~(crossed | futile)
+        out[effect] = {"runs": float(stop.mean() / runs), "power": float(found.mean())}
+    return out
+
+
 def spread_of(records: list[RunRecord]) -> float:
     """The noise of a campaign's runs as :class:`Condition` has it: the median, over its
     cells' experiments, of the standard deviation of the log run times (successful runs)."""
@@ -214,7 +268,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="the sequential design's power at the effect it is made for "
                              "(default %(default)s)")
     parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--normal", action="store_true",
+                        help="the spending functions compared in the normal model instead")
     args = parser.parse_args(argv)
+    if args.normal:
+        return normal_table(args.alpha, args.power)
     conditions = grid(args.grid, args.spread)
     first = conditions[0][0]
     maximum = first.maximum(args.alpha, args.power)
@@ -234,6 +292,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{condition.name} | {design} | {_share(r['false_count'], campaigns)} | "
                   f"{power} | {r['runs'] * (first.strategies + 1):.1f} | "
                   f"{fixed / r['runs']:.2f} | {r['lost']} / {r['gained']}", flush=True)
+    return 0
+
+
+def normal_table(alpha: float, power: float) -> int:
+    """Print :func:`normal_model` for each of :data:`SPENDINGS` (``--normal``)."""
+    level = alpha / (Condition.cells * Condition.strategies) / 2
+    print(f"# normal model, each side at {level:.3g}, power {power}, the power of "
+          f"{Condition.n} fixed runs (x {MARGIN} margin); runs over {Condition.n} and the share "
+          f"found at effects {', '.join(map(str, EFFECTS))} x the fixed design's")
+    print("spending | maximum | looks after | " + " | ".join(
+        f"effect {e}" for e in EFFECTS))
+    for spending in SPENDINGS:
+        model = normal_model(spending, Condition.n, level, power)
+        cells = [f"{model[e]['runs']:.3f}" + (f" ({model[e]['power']:.1%})" if e else "")
+                 for e in EFFECTS]
+        mark = " (the design's)" if spending == SPENDING else ""
+        print(f"{spending}{mark} | {model['maximum']} | {model['rounds']} | " + " | ".join(cells))
     return 0
 
 
