@@ -47,6 +47,15 @@ def private_machine_lock(tmp_path_factory) -> None:
         os.environ["PINBENCH_LOCK"] = str(tmp_path_factory.mktemp("lock") / "machine.lock")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_array_cache(tmp_path_factory) -> None:
+    """The tests keep computed arrays (:mod:`pinbench.stats.disk_cache`) in a folder of the
+    session's (``PINBENCH_CACHE``, unless one is set): a user's cache neither hides nor
+    receives what a test computes."""
+    if "PINBENCH_CACHE" not in os.environ:
+        os.environ["PINBENCH_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+
+
 def campaign_command(work: Path, *args: str, campaign: Path | None = None,
                      plain: bool = False, verbosity: str = "-v") -> list[str]:
     """The command that runs the campaign ``campaign`` (default ``work/campaign.yaml``) with

@@ -43,7 +43,7 @@ def imported_modules(stderr: str) -> set[str]:
 #: special functions for its looks, never scipy.stats or scipy.optimize (half a second each
 #: job) nor the analysis.
 SEQUENTIAL = ("pinbench.stats.sequential", "pinbench.stats.location", "pinbench.stats.attainable",
-              "pinbench.stats.sample_size", "pinbench.stats")
+              "pinbench.stats.sample_size", "pinbench.stats.disk_cache", "pinbench.stats")
 
 
 @pytest.mark.slow

@@ -227,15 +227,24 @@ def _permutation_p(pooled: _Pooled, observed: float, n_x: int, draws: int, seed:
 @functools.lru_cache(maxsize=8)
 def _reference(n_x: int, n_y: int) -> tuple[np.ndarray, np.ndarray]:
     """The statistics of :data:`REFERENCE` random relabellings of n_x + n_y untied runs,
-    sorted, and their absolute values, sorted (seeded from n_x and n_y)."""
+    sorted, and their absolute values, sorted (seeded from n_x and n_y; kept on disk between
+    processes: :mod:`pinbench.stats.disk_cache`)."""
+    from pinbench.stats.disk_cache import cached
+
+    values = cached("reference", (n_x, n_y, REFERENCE, CHUNK), [__file__], (REFERENCE,),
+                    lambda: _draw_reference(n_x, n_y))
+    return values, np.sort(np.abs(values))
+
+
+def _draw_reference(n_x: int, n_y: int) -> np.ndarray:
+    """:func:`_reference`'s statistics, sorted, drawn."""
     pooled = _Pooled(np.arange(n_x + n_y, dtype=float))
     rng = np.random.default_rng([n_x, n_y])
     chunks = []
     for _ in range(REFERENCE // CHUNK):
         keys = rng.random((CHUNK, pooled.n))
         chunks.append(pooled.statistic(keys < np.partition(keys, n_x, axis=1)[:, n_x:n_x + 1]))
-    values = np.concatenate(chunks)
-    return np.sort(values), np.sort(np.abs(values))
+    return np.sort(np.concatenate(chunks))
 
 
 @functools.lru_cache(maxsize=16)

@@ -361,8 +361,12 @@ def nominal(fractions: tuple[float, ...], alpha: float, spending: str = SPENDING
 
 @functools.lru_cache(maxsize=64)
 def _table(fractions: tuple[float, ...], spending: str) -> np.ndarray:
-    """The nominal levels of every look (columns) at every level of :data:`_LEVELS` (rows)."""
-    return np.array([nominal(fractions, float(a), spending) for a in _LEVELS])
+    """The nominal levels of every look (columns) at every level of :data:`_LEVELS` (rows),
+    kept on disk between processes (:mod:`pinbench.stats.disk_cache`)."""
+    from pinbench.stats.disk_cache import cached
+
+    return cached("levels", (fractions, spending), [__file__], (len(_LEVELS), len(fractions)),
+                  lambda: np.array([nominal(fractions, float(a), spending) for a in _LEVELS]))
 
 
 def sequential_p(p_values: Sequence[float], fractions: tuple[float, ...],
