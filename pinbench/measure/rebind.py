@@ -121,26 +121,35 @@ class Record:
 
 
 def parse_record(text: str) -> Record | None:
-    """The shim's record (None: not one, or cut short).
+    """The shim's record (None: not one, cut short, or malformed: a program that wrote over
+    the file, say; the run's check then finds no record, and says so).
 
     >>> r = parse_record("pinbench-rebind 1\\nregion p+0x1 p+0x1 3\\n"
     ...                  "sample p+0x1 0 1 2 1 1 1 1 0\\ntotal 5000 2 0\\n")
     >>> r.regions, r.samples[0].cpu, r.shim_s, r.rebinds
     ({'p+0x1': ('p+0x1', 3)}, 1, 5e-06, 2)
+    >>> [parse_record("pinbench-rebind 1\\n" + bad + "\\ntotal 5000 2 0\\n")
+    ...  for bad in ("", "region p+0x1", "sample p+0x1 0 x", "sample p+0x1 0 1")]
+    [None, None, None, None]
+    >>> parse_record("pinbench-rebind 1\\ntotal 5000 two 0\\n") is None
+    True
     """
     lines = text.splitlines()
     if not lines or lines[0] != "pinbench-rebind 1" or not lines[-1].startswith("total "):
         return None
     record = Record({})
-    for line in lines[1:]:
-        kind, *parts = line.split()
-        if kind == "region":
-            record.regions[parts[0]] = (parts[1], int(parts[2]))
-        elif kind == "sample":
-            record.samples.append(Sample(parts[0], *map(int, parts[1:])))
-        elif kind == "total":
-            ns, record.rebinds, record.dropped = map(int, parts)
-            record.shim_s = ns * 1e-9
+    try:
+        for line in lines[1:]:
+            kind, *parts = line.split()
+            if kind == "region":
+                record.regions[parts[0]] = (parts[1], int(parts[2]))
+            elif kind == "sample":
+                record.samples.append(Sample(parts[0], *map(int, parts[1:])))
+            elif kind == "total":
+                ns, record.rebinds, record.dropped = map(int, parts)
+                record.shim_s = ns * 1e-9
+    except (ValueError, IndexError, TypeError):
+        return None
     return record
 
 
