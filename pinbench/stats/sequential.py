@@ -58,8 +58,9 @@ power than the fixed design of its maximum (the fixed test is the most powerful 
 runs: Neyman-Pearson), so the design's maximum is larger than the fixed design it matches
 (:func:`fixed_runs`: the most runs whose fixed test has at most ``power`` at the design's
 effect, over a :data:`MARGIN` measured by simulation; :func:`maximum_for`: the least maximum
-with the power of n fixed runs; 46 for 35 at the default campaign's 12 tests). A cell stops when every experiment left is decided (faster
-or slower), dropped or stopped for futility, or at its maximum.
+with the power of n fixed runs; 46 for 35 at the default campaign's 12 tests). A cell stops
+when every experiment left is decided (faster or slower), dropped or stopped for futility, or
+at its maximum.
 
 ``python -m pinbench.stats.simulate_sequential`` measures both designs' error rates, power
 and runs (docs/statistics.md).

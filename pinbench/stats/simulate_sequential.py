@@ -16,8 +16,8 @@ twice from the same stream of noise:
   ``fixed, two-sided``), the like-for-like comparison;
 - **sequential**: the job's rule (:func:`pinbench.stats.sequential.stopping_rounds`: looks every
   maximum / 5 rounds, power-family spending (alpha t^1.5) at alpha / m_report per
-  comparison, drops, stops for futility below the beta-spending boundary of ``--power``), then the analysis'
-  replay of its looks (:func:`pinbench.stats.sequential.analysis_test`) with Holm over the
+  comparison, drops, stops for futility below the beta-spending boundary of ``--power``),
+  then the analysis' replay of its looks (:func:`pinbench.stats.sequential.analysis_test`) with Holm over the
   report. Its maximum is the least with the power of ``n`` fixed runs
   (:func:`pinbench.stats.sequential.maximum_for`), its first ``n`` rounds the fixed design's
   runs (the same noise).
